@@ -1,0 +1,104 @@
+"""The engine interface and its shared bookkeeping.
+
+Shapes (plain dicts, GraphRAG's formats):
+- extraction of one unit: {"entities": [{"title", "type", "description"}],
+  "relationships": [{"source", "target", "description", "weight"}]}
+- community report: {"title", "summary", "rating", "rating_explanation",
+  "findings": [{"summary", "explanation"}]} — findings cite `[Data: Entities (…); Relationships (…)]`
+- global-search map point: {"description": "… [Data: Reports (…)]", "score": 0-100}
+- judge verdict: {"label": "supported"|"contradicted"|"unsupported", "score": float, "reason": str}
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+
+@dataclass
+class StageUsage:
+    calls: int = 0          # requests actually sent
+    cached: int = 0         # answered from the cache
+    failed: int = 0         # items given up on after retries/repair
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, other: "StageUsage") -> None:
+        for k in ("calls", "cached", "failed", "input_tokens", "output_tokens"):
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+
+
+@dataclass
+class Usage:
+    """LLM accounting, totals and per stage: what manifest.json and traces carry as `llm`."""
+
+    by_stage: dict[str, StageUsage] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def stage(self, name: str) -> StageUsage:
+        return self.by_stage.setdefault(name, StageUsage())
+
+    def total(self) -> StageUsage:
+        t = StageUsage()
+        for s in self.by_stage.values():
+            t.add(s)
+        return t
+
+    def to_dict(self) -> dict:
+        t = self.total()
+        return {**t.__dict__, "by_stage": {k: v.__dict__.copy() for k, v in self.by_stage.items()},
+                "errors": self.errors[:50]}
+
+
+class Engine(ABC):
+    """One model-backed implementation of every step provrag needs."""
+
+    name: str = "base"
+
+    def __init__(self, cfg: dict):
+        self.cfg = cfg
+        self.usage = Usage()
+        self.cache = None  # a provrag.cache.Cache; set by the pipeline that owns the index folder
+
+    def attach_cache(self, cache) -> None:
+        """Model replies are cached by content (model + prompt + parameters) in the index."""
+        self.cache = cache
+
+    @property
+    def model(self) -> str:
+        return self.name
+
+    @abstractmethod
+    def extract_graph(self, units: list[tuple[str, str]]) -> list[dict]:
+        """Entities and relationships of each (unit_id, text), in input order."""
+
+    @abstractmethod
+    def summarize_descriptions(self, title: str, descriptions: list[str]) -> str:
+        """One description for an entity or relationship seen with several."""
+
+    @abstractmethod
+    def community_report(self, context: dict) -> dict:
+        """A GraphRAG report for one community.
+
+        context: {"community": int, "level": int,
+                  "entities": [{"human_readable_id", "title", "type", "description", "degree"}],
+                  "relationships": [{"human_readable_id", "source", "target", "description", "weight"}],
+                  "text_units": [{"id", "text"}]}
+        """
+
+    @abstractmethod
+    def map_points(self, question: str, reports: list[dict]) -> list[dict]:
+        """Global search map: points answering the question from a batch of reports
+        ({"community", "title", "summary", "full_content", "rank"}), each citing its reports."""
+
+    @abstractmethod
+    def reduce_answer(self, question: str, points: list[dict]) -> str:
+        """Global search reduce: one answer from the best points, keeping their references."""
+
+    @abstractmethod
+    def answer(self, question: str, context: list[dict]) -> str:
+        """Local/basic search: an answer from context records
+        ({"citation": "[Data: Sources (12)]", "text": ...}), citing them."""
+
+    @abstractmethod
+    def judge(self, claim: str, evidence: list[str]) -> list[dict]:
+        """Verify: one verdict per evidence span for the claim (never one joined premise)."""
