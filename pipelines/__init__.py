@@ -1,0 +1,1 @@
+"""Batch workflows: each a plain ordered list of stages over tables (index, ask, verify)."""

@@ -1,0 +1,178 @@
+"""Offline embedders for text units and queries, saved inside the index.
+
+The default is TF-IDF + LSA (scikit-learn): no weights to ship, deterministic, and strong
+on the lexical questions users ask of manuals. The fitted model is stored as plain arrays
+(vocabulary JSON, idf and SVD components as .npy) rather than a pickle: an auditor opening
+somebody else's index must not execute code from it. `minilm` (provrag/minilm.py) runs the
+shipped all-MiniLM-L6-v2 weights with numpy; `openai` uses /v1/embeddings.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+EMBEDDER_DIR = "embedder"
+_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+
+
+def _normalise(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float32)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return m / norms
+
+
+class Embedder:
+    name = "base"
+    dim = 0
+
+    def fit(self, texts: list[str]) -> "Embedder":
+        return self
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def save(self, folder: Path) -> None:
+        raise NotImplementedError
+
+
+class TfidfEmbedder(Embedder):
+    """Sublinear TF-IDF over unigrams and bigrams, reduced by truncated SVD (LSA)."""
+
+    name = "tfidf"
+
+    def __init__(self, dimensions: int = 256):
+        self.dimensions = int(dimensions)
+        self.vocab: dict[str, int] | None = None
+        self.idf: np.ndarray | None = None
+        self.components: np.ndarray | None = None
+        self.dim = 0
+
+    def _counter(self, vocabulary=None):
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        return CountVectorizer(token_pattern=_TOKEN_PATTERN, lowercase=True, stop_words="english",
+                               ngram_range=(1, 2), vocabulary=vocabulary, dtype=np.float32)
+
+    def _weigh(self, counts):
+        from sklearn.preprocessing import normalize
+
+        counts = counts.tocsr(copy=True)
+        np.log(counts.data, out=counts.data)
+        counts.data += 1.0  # sublinear tf: 1 + log(tf)
+        counts = counts.multiply(self.idf).tocsr()
+        return normalize(counts)
+
+    def fit(self, texts: list[str]) -> "TfidfEmbedder":
+        from sklearn.decomposition import TruncatedSVD
+
+        counter = self._counter()
+        try:
+            counts = counter.fit_transform(texts)
+        except ValueError:  # empty vocabulary (only stop words or no text)
+            self.vocab, self.idf, self.components, self.dim = {}, np.zeros(0, np.float32), np.zeros((1, 0), np.float32), 1
+            return self
+        # keep terms in ≥ 2 units when the corpus is large enough: hapaxes only add noise to LSA
+        df = np.asarray((counts > 0).sum(axis=0)).ravel()
+        vocab = {t: int(i) for t, i in counter.vocabulary_.items()}
+        if counts.shape[0] >= 50:
+            keep = np.flatnonzero(df >= 2)
+            if keep.size:
+                counts, df = counts[:, keep], df[keep]
+                inv = {i: t for t, i in vocab.items()}
+                vocab = {inv[int(i)]: j for j, i in enumerate(keep)}
+        self.vocab = vocab
+        n = counts.shape[0]
+        self.idf = (np.log((1 + n) / (1 + df)) + 1.0).astype(np.float32)
+        weighted = self._weigh(counts)
+        k = min(self.dimensions, weighted.shape[1] - 1, n - 1)
+        if k >= 2:
+            svd = TruncatedSVD(n_components=k, algorithm="randomized", n_iter=5, random_state=0)
+            svd.fit(weighted)
+            self.components = svd.components_.astype(np.float32)
+        else:  # too little text for LSA: the identity keeps raw TF-IDF
+            self.components = np.eye(weighted.shape[1], dtype=np.float32)
+        self.dim = int(self.components.shape[0])
+        return self
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self.vocab is None:
+            raise RuntimeError("TfidfEmbedder.embed before fit/load")
+        if not self.vocab:
+            return np.zeros((len(texts), self.dim), np.float32)
+        counts = self._counter(self.vocab).transform(texts)
+        return _normalise(self._weigh(counts) @ self.components.T)
+
+    def save(self, folder: Path) -> None:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "embedder.json").write_text(json.dumps({"name": self.name, "dimensions": self.dimensions, "dim": self.dim}))
+        (folder / "vocabulary.json").write_text(json.dumps(self.vocab, ensure_ascii=False))
+        np.save(folder / "idf.npy", self.idf)
+        np.save(folder / "components.npy", self.components)
+
+    @classmethod
+    def load(cls, folder: Path) -> "TfidfEmbedder":
+        folder = Path(folder)
+        meta = json.loads((folder / "embedder.json").read_text())
+        e = cls(meta["dimensions"])
+        e.vocab = json.loads((folder / "vocabulary.json").read_text())
+        e.idf = np.load(folder / "idf.npy", allow_pickle=False)
+        e.components = np.load(folder / "components.npy", allow_pickle=False)
+        e.dim = int(meta["dim"])
+        return e
+
+
+def make_embedder(cfg: dict) -> Embedder:
+    """The configured embedder: [embeddings] engine = openai wins, else [embed] engine."""
+    if cfg.get("embeddings", {}).get("engine") == "openai":
+        from .embed_openai import OpenAIEmbedder
+
+        return OpenAIEmbedder(cfg)
+    name = cfg["embed"]["engine"]
+    if name == "tfidf":
+        return TfidfEmbedder(cfg["embed"]["dimensions"])
+    if name == "minilm":
+        from .minilm import MiniLMEmbedder
+
+        return MiniLMEmbedder(cfg)
+    raise ValueError(f"unknown [embed] engine '{name}' (expected 'tfidf' or 'minilm')")
+
+
+def load_embedder(index_dir: Path, cfg: dict | None = None) -> Embedder | None:
+    """The embedder an index was built with, ready to embed queries; None if it has none."""
+    folder = Path(index_dir) / EMBEDDER_DIR
+    meta_file = folder / "embedder.json"
+    if not meta_file.exists():
+        return None
+    name = json.loads(meta_file.read_text()).get("name")
+    if name == "tfidf":
+        return TfidfEmbedder.load(folder)
+    if name == "minilm":
+        from .minilm import MiniLMEmbedder
+
+        return MiniLMEmbedder.load(folder)
+    if name == "openai":
+        from .embed_openai import OpenAIEmbedder
+
+        return OpenAIEmbedder.load(folder, cfg)
+    return None
+
+
+def embed_stage(units: list[dict], cfg: dict, progress=None) -> tuple[Embedder, np.ndarray]:
+    """Fit the embedder on the units and embed them all (batched for progress)."""
+    texts = [u["text"] for u in units]
+    emb = make_embedder(cfg).fit(texts)
+    bs = max(1, int(cfg["embed"].get("batch_size", 64))) * 16
+    parts = []
+    if progress:
+        with progress.stage("embed", total=len(texts)) as t:
+            for i in range(0, len(texts), bs):
+                parts.append(emb.embed(texts[i:i + bs]))
+                t.advance(len(texts[i:i + bs]))
+    else:
+        parts = [emb.embed(texts[i:i + bs]) for i in range(0, len(texts), bs)]
+    vecs = np.vstack(parts) if parts else np.zeros((0, max(emb.dim, 1)), np.float32)
+    return emb, vecs
