@@ -23,16 +23,20 @@ class IndexError_(Exception):
 # ---- stages: state -> state ------------------------------------------------------------
 
 def stage_load(st: dict) -> None:
-    from provrag.load import load_folder
+    from provrag.load import LoadConfigError, load_folder
 
     cache = Cache(st["tmp"] / "cache", st["out"] / "cache", namespace="parse")
-    docs = load_folder(st["docs"], st["cfg"], cache=cache, progress=st["progress"])
+    try:
+        docs = load_folder(st["docs"], st["cfg"], cache=cache, progress=st["progress"])
+    except LoadConfigError as e:
+        raise IndexError_(str(e)) from None
     rows = []
     for i, d in enumerate(docs):
         r = asdict(d)
         r["id"] = schema.content_id("document", r["path"], r["sha256"] or "")
         r["human_readable_id"] = i
         r["text"] = r["text"] or ""
+        r["page_labels"] = r["page_labels"] or None  # null where the format or file prints none
         r["metadata"] = {str(k): str(v) for k, v in (r.get("metadata") or {}).items()}
         rows.append(r)
     st["documents"] = rows

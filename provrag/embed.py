@@ -24,6 +24,36 @@ def _normalise(m: np.ndarray) -> np.ndarray:
     return m / norms
 
 
+_LSA_SAMPLE = 2000
+
+
+def _lsa_components(weighted, k: int) -> np.ndarray:
+    """Top-k right singular vectors of the TF-IDF matrix (the LSA projection).
+
+    Computed exactly from the Gram matrix of at most 2,000 evenly spaced units: eigh of an
+    n×n matrix is far cheaper than a randomized SVD over the (large) vocabulary here, and
+    fitting on a bounded sample keeps the cost flat as the corpus grows (transforming all
+    units stays linear).
+    """
+    n = weighted.shape[0]
+    rows = np.linspace(0, n - 1, num=min(n, _LSA_SAMPLE)).round().astype(int) if n else np.zeros(0, int)
+    x = weighted[np.unique(rows)]
+    k = min(k, x.shape[0] - 1, x.shape[1] - 1)
+    if k < 2:  # too little text for LSA: the identity keeps raw TF-IDF
+        return np.eye(weighted.shape[1], dtype=np.float32)
+    gram = (x @ x.T).toarray().astype(np.float64)
+    vals, vecs = np.linalg.eigh(gram)
+    order = np.argsort(vals)[::-1][:k]
+    vals, vecs = vals[order], vecs[:, order]
+    keep = vals > 1e-9
+    vals, vecs = vals[keep], vecs[:, keep]
+    comps = (x.T @ vecs).T / np.sqrt(vals)[:, None]
+    # fix each component's sign (largest loading positive) so runs are bit-for-bit repeatable
+    signs = np.sign(comps[np.arange(comps.shape[0]), np.abs(comps).argmax(axis=1)])
+    signs[signs == 0] = 1
+    return np.ascontiguousarray(comps * signs[:, None], dtype=np.float32)
+
+
 class Embedder:
     name = "base"
     dim = 0
@@ -66,8 +96,6 @@ class TfidfEmbedder(Embedder):
         return normalize(counts)
 
     def fit(self, texts: list[str]) -> "TfidfEmbedder":
-        from sklearn.decomposition import TruncatedSVD
-
         counter = self._counter()
         try:
             counts = counter.fit_transform(texts)
@@ -87,13 +115,7 @@ class TfidfEmbedder(Embedder):
         n = counts.shape[0]
         self.idf = (np.log((1 + n) / (1 + df)) + 1.0).astype(np.float32)
         weighted = self._weigh(counts)
-        k = min(self.dimensions, weighted.shape[1] - 1, n - 1)
-        if k >= 2:
-            svd = TruncatedSVD(n_components=k, algorithm="randomized", n_iter=5, random_state=0)
-            svd.fit(weighted)
-            self.components = svd.components_.astype(np.float32)
-        else:  # too little text for LSA: the identity keeps raw TF-IDF
-            self.components = np.eye(weighted.shape[1], dtype=np.float32)
+        self.components = _lsa_components(weighted, self.dimensions)
         self.dim = int(self.components.shape[0])
         return self
 

@@ -1,0 +1,197 @@
+"""PDF → text per physical page, page labels and title, by one of three backends.
+
+The default path is pypdfium2, chosen by measurement on the project machine: the 10 Debian
+manuals that bench/index_speed.py fetches (709 pages), each backend in its own process:
+
+| backend | ms/page | peak RSS | 30-char probes found on the same pypdfium2 page |
+| --- | --- | --- | --- |
+| pypdfium2 text page | 1.7 | 27 MB | 6562/6562 |
+| docling-parse direct, line cells only | 18.7 | 163 MB | 6561/6562 |
+| docling NativePdfPipeline | 52.7 | 921 MB | 6561/6562 |
+
+All three put the same text on the same physical pages, so the fastest one wins; pypdfium2
+is also what ../shared/checks/check_index.py reads a page with.
+"docling-layout" (docling's StandardPdfPipeline with its layout models) is kept for users
+who have the models and torch; without them the file is recorded as failed, never a crash.
+
+Every function here returns a plain dict (picklable across worker processes):
+{"pages": [page text, ...], "page_labels": [...] | None, "title": str | None,
+ "metadata": {str: str}}; problems raise `LoadError` with a one-line message.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+
+class LoadError(Exception):
+    """A file that cannot be turned into text; the message is the one-line `error`."""
+
+
+# pdfium writes U+FFFE where a word was hyphenated at a line end ("Win\ufffedows"); it is a
+# Unicode non-character, so it is dropped together with the line break that may follow it.
+_SOFT_HYPHEN = re.compile("\ufffe[ \t]*(?:\r\n|\r|\n)?")
+# C0 controls other than tab/newline, DEL, and the other non-character: never text.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\uffff]")
+
+
+def clean_page_text(text: str) -> str:
+    """pdfium's page text with line ends unified and non-text characters removed."""
+    text = _SOFT_HYPHEN.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", text).strip()
+
+
+_GENERIC_TITLE = re.compile(
+    r"^(untitled|title|document|microsoft word|slide \d+|page \d+|none|null|unknown|\W+)$|"
+    r"\.(docx?|pdf|tex|dvi|ps|indd|rtf|txt|odt|pptx?)$|^microsoft (word|powerpoint) - ", re.I)
+
+
+def meaningful_title(title: str | None) -> str | None:
+    """The PDF's Title entry when it reads as a title, not a tool's placeholder or a file name."""
+    if not title:
+        return None
+    t = " ".join(str(title).split())
+    if len(t) < 3 or len(t) > 300 or not re.search(r"[^\W\d_]", t) or _GENERIC_TITLE.search(t):
+        return None
+    return t
+
+
+def _open_pdfium(source):
+    import pypdfium2 as pdfium
+
+    try:
+        return pdfium.PdfDocument(source)
+    except pdfium.PdfiumError as e:
+        msg = str(e)
+        if "password" in msg.lower():
+            raise LoadError("encrypted PDF: a password is needed to read it") from None
+        if "format" in msg.lower():
+            raise LoadError("not a readable PDF (damaged, truncated or not a PDF at all)") from None
+        raise LoadError(f"cannot open PDF: {msg}") from None
+
+
+def _labels_and_meta(pdf) -> tuple[list[str] | None, str | None, dict[str, str]]:
+    labels = [pdf.get_page_label(i) or "" for i in range(len(pdf))]
+    meta = {}
+    try:
+        raw = pdf.get_metadata_dict(skip_empty=True)
+    except Exception:  # a broken Info dictionary costs the metadata, not the document
+        raw = {}
+    for k in ("Author", "Subject", "Creator", "Producer", "CreationDate"):
+        v = raw.get(k)
+        if v and str(v).strip():
+            meta[f"pdf_{k.lower()}"] = " ".join(str(v).split())[:300]
+    return (labels if any(labels) else None), meaningful_title(raw.get("Title")), meta
+
+
+def pdf_pypdfium2(source: Path | bytes) -> dict:
+    """Text of every page with pdfium's text page, closing each page at once (flat memory)."""
+    pdf = _open_pdfium(source)
+    try:
+        pages = []
+        for i in range(len(pdf)):
+            page = pdf[i]
+            try:
+                tp = page.get_textpage()
+                pages.append(clean_page_text(tp.get_text_range()))
+                tp.close()
+            finally:
+                page.close()
+        labels, title, meta = _labels_and_meta(pdf)
+    finally:
+        pdf.close()
+    return {"pages": pages, "page_labels": labels, "title": title, "metadata": meta}
+
+
+def pdf_docling_parse(source: Path | bytes) -> dict:
+    """docling-parse used directly with only line cells materialised; pages unloaded as read."""
+    from io import BytesIO
+
+    from docling_parse.pdf_parser import ContentConfig, ContentLevel, DecodeConfig, DoclingPdfParser
+
+    skip, compute, keep = ContentLevel.SKIP, ContentLevel.COMPUTE, ContentLevel.COMPUTE_AND_MATERIALIZE
+    content = ContentConfig(char_cells_content_level=compute, word_cells_content_level=skip,
+                            line_cells_content_level=keep, shapes_content_level=skip,
+                            bitmaps_content_level=skip, include_bitmap_bytes=False)
+    # labels, title and the password/damage diagnosis come from pdfium (clearer messages)
+    pdf = _open_pdfium(source)
+    try:
+        labels, title, meta = _labels_and_meta(pdf)
+    finally:
+        pdf.close()
+    parser = DoclingPdfParser(loglevel="fatal")
+    try:
+        doc = parser.load(BytesIO(source) if isinstance(source, bytes) else Path(source),
+                          decode_config=DecodeConfig(), content_config=content)
+    except RuntimeError as e:
+        raise LoadError(f"docling-parse cannot open the PDF: {e}") from None
+    try:
+        pages = []
+        for n in range(1, doc.number_of_pages() + 1):
+            seg = doc.get_page(n)
+            pages.append(clean_page_text("\n".join(c.text for c in seg.textline_cells)))
+            doc.unload_pages((n, n + 1))
+    finally:
+        doc.unload()
+    return {"pages": pages, "page_labels": labels, "title": title, "metadata": meta}
+
+
+def pdf_docling_layout(source: Path | bytes, name: str) -> dict:
+    """docling's layout pipeline (needs its models and torch); text per page from item provenance."""
+    from io import BytesIO
+
+    pdf = _open_pdfium(source)
+    try:
+        labels, title, meta = _labels_and_meta(pdf)
+        n_pages = len(pdf)
+    finally:
+        pdf.close()
+    try:
+        from docling.backend.docling_parse_backend import DoclingParseDocumentBackend
+        from docling.datamodel.base_models import InputFormat
+        from docling.datamodel.document import InputDocument
+        from docling.datamodel.pipeline_options import PdfPipelineOptions
+        from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
+
+        import warnings
+
+        with warnings.catch_warnings():  # docling warns about its own deprecated defaults here
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pipe = StandardPdfPipeline(PdfPipelineOptions(do_ocr=False))
+    except Exception as e:  # typically: no torch, or layout weights not downloadable offline
+        raise LoadError(f"pdf_backend 'docling-layout' unavailable ({type(e).__name__}: {e}); "
+                        "it needs docling's layout models — use 'pypdfium2'") from None
+    stream = BytesIO(source if isinstance(source, bytes) else Path(source).read_bytes())
+    res = pipe.execute(InputDocument(path_or_stream=stream, format=InputFormat.PDF,
+                                     backend=DoclingParseDocumentBackend, filename=name), raises_on_error=True)
+    doc = res.document
+    pages = [clean_page_text(doc.export_to_text(page_no=k)) for k in range(1, n_pages + 1)]
+    return {"pages": pages, "page_labels": labels, "title": title, "metadata": meta}
+
+
+BACKENDS = {"pypdfium2", "docling-parse", "docling-layout"}
+
+
+def parse_pdf(source: Path | bytes, backend: str, name: str = "document.pdf", ocr: bool = False) -> dict:
+    if backend == "pypdfium2":
+        out = pdf_pypdfium2(source)
+    elif backend == "docling-parse":
+        out = pdf_docling_parse(source)
+    elif backend == "docling-layout":
+        out = pdf_docling_layout(source, name)
+    else:
+        raise LoadError(f"unknown [load] pdf_backend {backend!r} (one of {', '.join(sorted(BACKENDS))})")
+    if not out["pages"]:
+        raise LoadError("PDF has no pages")
+    empty = [str(i + 1) for i, t in enumerate(out["pages"]) if not t]
+    if len(empty) == len(out["pages"]):
+        # OCR (rapidocr, ~3 s/page) is not bundled: it would add onnxruntime and opencv to
+        # every install for a rare case; the file is recorded, never indexed as empty.
+        if ocr:
+            raise LoadError("no text layer (scanned PDF?); [load] ocr is on but this build has no OCR engine")
+        raise LoadError("no text layer (scanned PDF?); enable [load] ocr")
+    if empty:
+        out["metadata"]["pages_without_text"] = ",".join(empty)
+    out["metadata"]["pdf_backend"] = backend
+    return out
