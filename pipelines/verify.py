@@ -1,0 +1,118 @@
+"""`provrag verify`: an answer in, each claim's verdict with document + page evidence out.
+
+Stages, top to bottom (each recorded in the trace, provrag/trace.py):
+  input     where the answer came from (a stored ask trace, a file, an argument, stdin), the question
+  claims    the answer split into claims, each with its own citations (provrag/claims.py)
+  evidence  per claim: cited and retrieved units, one verdict each (provrag/verify.py)
+  summary   counts, citation recall/precision (ALCE), the judge used
+then the run is stored as a trace of kind "verify" beside the index's ask traces.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from provrag.trace import Trace, save_trace
+
+
+class VerifyError(Exception):
+    """Bad input, index or trace (one-line message; the CLI exits 2)."""
+
+
+MAX_ANSWER_CHARS = 200_000
+
+
+def read_answer(answer: str | None, answer_file: Path | None, trace_id: str | None, stdin_text: str | None,
+                index_path: Path) -> tuple[str, str | None, dict]:
+    """(answer, question from the trace or None, description of the source). Exactly one source;
+    an answer text given together with a trace id is that trace's answer (the trace is the link)."""
+    if answer is not None and trace_id is not None and answer_file is None and stdin_text is None:
+        return answer, None, {"from": "argument", "trace_id": trace_id}
+    given = [x for x in (answer, answer_file, trace_id, stdin_text) if x is not None]
+    if len(given) != 1:
+        raise VerifyError("give exactly one answer: --trace ID, --answer-file F, --answer TEXT or - (stdin)")
+    if trace_id is not None:
+        from provrag.trace import TraceNotFound, load_trace
+
+        try:
+            t = load_trace(trace_id, index_path)
+        except TraceNotFound as e:
+            raise VerifyError(str(e)) from None
+        if not isinstance(t.get("answer"), str) or not t["answer"].strip():
+            raise VerifyError(f"trace {trace_id} holds no answer (kind {t.get('kind')})")
+        return t["answer"], t.get("question"), {"from": "trace", "trace_id": t.get("trace_id")}
+    if answer_file is not None:
+        p = Path(answer_file)
+        if not p.is_file():
+            raise VerifyError(f"no such file: {p}")
+        try:
+            raw = p.read_bytes()
+        except OSError as e:
+            raise VerifyError(f"cannot read {p}: {e.strerror}") from None
+        if b"\x00" in raw[:4096]:
+            raise VerifyError(f"{p} is not a text file")
+        return raw.decode("utf-8", errors="replace"), None, {"from": "file", "path": str(p)}
+    if stdin_text is not None:
+        return stdin_text, None, {"from": "stdin"}
+    return answer, None, {"from": "argument"}
+
+
+def run_verify(index_path, cfg: dict, *, answer: str | None = None, answer_file: Path | None = None,
+               trace_id: str | None = None, stdin_text: str | None = None, question: str | None = None,
+               save: bool = True, progress=None) -> dict:
+    """The verify --json dict (CONTRACT.md §5) plus trace_id/question/method; `_trace` holds the trace."""
+    from provrag.engines import get_engine
+    from provrag.reader import IndexNotFound, open_index
+    from provrag.verify import verify_answer
+
+    index_path = Path(index_path)
+    try:
+        reader = open_index(index_path)
+    except IndexNotFound as e:
+        raise VerifyError(str(e)) from None
+    try:
+        text, trace_question, source = read_answer(answer, answer_file, trace_id, stdin_text, index_path)
+        if len(text) > MAX_ANSWER_CHARS:
+            raise VerifyError(f"answer too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})")
+        if not text.strip():
+            raise VerifyError("the answer is empty")
+        question = question if question is not None and question.strip() else trace_question
+        try:
+            engine = get_engine(cfg)
+        except (ValueError, KeyError) as e:
+            raise VerifyError(str(e)) from None
+        engine = None if engine.name == "offline" else engine
+        if engine is not None:
+            from pipelines.ask import _attach_cache
+
+            _attach_cache(engine, index_path)
+
+        tr = Trace("verify", question=question, index=str(index_path.absolute()), index_kind=reader.kind)
+        with tr.stage("input", "Input") as d:
+            d.update(source)
+            d["question"] = question
+        with tr.stage("evidence", "Evidence and verdicts") as d:
+            result = verify_answer(reader, text, cfg, question=question, engine=engine, progress=progress)
+            d["claims"] = len(result["claims"])
+        with tr.stage("summary", "Summary") as d:
+            d.update(result["summary"])
+    finally:
+        reader.close()
+
+    tr["answer"] = text
+    tr["method"] = result["method"]
+    tr["engine"] = "offline" if engine is None else engine.name
+    tr["model"] = None if engine is None else getattr(engine, "model", None)
+    tr["verify"] = {"claims": result["claims"], "summary": result["summary"]}
+    tr["sources"] = [e for c in result["claims"] for e in c["evidence"][:1]]
+    if engine is not None:
+        tr["llm"] = engine.usage.to_dict()
+    data = tr.finish()
+    out = {"trace_id": tr.id, "question": question, "method": result["method"], "source": source,
+           "claims": result["claims"], "summary": result["summary"]}
+    if save:
+        try:
+            out["trace_file"] = str(save_trace(data, index_path))
+        except OSError as e:  # storing is a record, not the result: say so, keep the verdicts
+            out["trace_error"] = str(e)
+    out["_trace"] = data
+    return out
