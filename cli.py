@@ -46,7 +46,9 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 
 def fail(message: str, code: int = 2) -> None:
     """One line on stderr and an exit status; never a traceback for bad input."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -123,14 +125,10 @@ def resolve(
             raw = answer_file.read_text(encoding="utf-8", errors="replace")
         except OSError as e:
             fail(f"cannot read answer file {answer_file}: {e.strerror or e}")
-        answer = raw
-        if answer_file.suffix.lower() == ".json":
-            try:
-                obj = json.loads(raw)
-                if isinstance(obj, dict) and isinstance(obj.get("answer"), str):
-                    answer = obj["answer"]
-            except ValueError:
-                pass  # not JSON after all: resolve the text as it is
+        from provrag.citations import answer_in_json
+
+        found = answer_in_json(raw) if answer_file.suffix.lower() == ".json" else None
+        answer = found[0] if found else raw
     elif text == "-":
         answer = sys.stdin.read()
     else:

@@ -51,7 +51,18 @@ def stage_chunk(st: dict) -> None:
 def stage_embed(st: dict) -> None:
     from provrag.embed import embed_stage
 
-    st["embedder"], st["vectors"] = embed_stage(st["units"], st["cfg"], st["progress"])
+    def prepare(emb) -> None:
+        # an embedder that calls a server counts its requests with the engine's (one usage
+        # line in the manifest) and caches its replies beside the model's (re-runs are free)
+        if hasattr(emb, "share_usage"):
+            emb.share_usage(st["engine"].usage)
+        if hasattr(emb, "attach_cache"):
+            emb.attach_cache(Cache(st["tmp"] / "cache", st["out"] / "cache", namespace="embed"))
+
+    try:
+        st["embedder"], st["vectors"] = embed_stage(st["units"], st["cfg"], st["progress"], prepare=prepare)
+    except ValueError as e:  # unknown engine, model files missing (MiniLMUnavailable): one line
+        raise IndexError_(str(e).splitlines()[0]) from None
 
 
 def stage_skeleton(st: dict) -> None:
@@ -237,5 +248,5 @@ def _manifest(st: dict, summary: dict, timings: dict) -> dict:
     except ImportError:
         full_extraction_estimate = None
     if full_extraction_estimate is not None and engine.name != "offline":
-        manifest["extraction_cost"] = full_extraction_estimate(st["text_units"], cfg)
+        manifest["extraction_cost"] = full_extraction_estimate(st["text_units"], cfg, usage=engine.usage)
     return manifest

@@ -50,7 +50,14 @@ def read_answer(answer: str | None, answer_file: Path | None, trace_id: str | No
             raise VerifyError(f"cannot read {p}: {e.strerror}") from None
         if b"\x00" in raw[:4096]:
             raise VerifyError(f"{p} is not a text file")
-        return raw.decode("utf-8", errors="replace"), None, {"from": "file", "path": str(p)}
+        text = raw.decode("utf-8", errors="replace")
+        if p.suffix.lower() == ".json":  # `ask --json` output: verify its answer, with its question
+            from provrag.citations import answer_in_json
+
+            found = answer_in_json(text)
+            if found:
+                return found[0], found[1], {"from": "file", "path": str(p)}
+        return text, None, {"from": "file", "path": str(p)}
     if stdin_text is not None:
         return stdin_text, None, {"from": "stdin"}
     return answer, None, {"from": "argument"}

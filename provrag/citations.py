@@ -309,3 +309,18 @@ def _clean(s: str) -> str:
     s = re.sub(r"\*\*|__|`", "", s)
     s = re.sub(r"\s+([.,;:!?])", r"\1", s)
     return s.strip()
+
+
+def answer_in_json(raw: str) -> tuple[str, str | None] | None:
+    """(answer, question) when `raw` is a JSON object with an "answer" string — what
+    `provrag ask --json` (or GraphRAG's own tooling) wrote — else None: the text is the answer."""
+    import json
+
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return None
+    if isinstance(obj, dict) and isinstance(obj.get("answer"), str):
+        q = obj.get("question")
+        return obj["answer"], q if isinstance(q, str) else None
+    return None

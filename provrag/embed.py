@@ -183,10 +183,17 @@ def load_embedder(index_dir: Path, cfg: dict | None = None) -> Embedder | None:
     return None
 
 
-def embed_stage(units: list[dict], cfg: dict, progress=None) -> tuple[Embedder, np.ndarray]:
-    """Fit the embedder on the units and embed them all (batched for progress)."""
+def embed_stage(units: list[dict], cfg: dict, progress=None, prepare=None) -> tuple[Embedder, np.ndarray]:
+    """Fit the embedder on the units and embed them all (batched for progress).
+
+    `prepare(embedder)` runs before any text is embedded (the pipeline attaches its cache
+    and usage counter there).
+    """
     texts = [u["text"] for u in units]
-    emb = make_embedder(cfg).fit(texts)
+    emb = make_embedder(cfg)
+    if prepare is not None:
+        prepare(emb)
+    emb = emb.fit(texts)
     bs = max(1, int(cfg["embed"].get("batch_size", 64))) * 16
     parts = []
     if progress:

@@ -20,7 +20,45 @@ def page_text(src: dict) -> str:
     return s
 
 
+class _Sources:
+    """A table on a wide terminal; on a narrow one (or a pipe, which rich treats as 80
+    columns) one entry per source, the quote on its own lines, so no column is squeezed
+    to a word per line."""
+
+    WIDE = 110
+
+    def __init__(self, sources: list[dict], title: str | None, has_pages: bool):
+        self.sources, self.title, self.has_pages = sources, title, has_pages
+
+    def __rich_console__(self, console, options):
+        if options.max_width >= self.WIDE:
+            yield _table(self.sources, self.title, self.has_pages)
+            return
+        from rich.padding import Padding
+        from rich.text import Text
+
+        if self.title:
+            yield Text(self.title, style="italic")
+        for n, s in enumerate(self.sources, 1):
+            page = page_text(s)
+            if page == "—":
+                page = f"unit {s.get('text_unit')}"
+            head = Text.assemble((f"{n:>2}. ", "bold"), (str(s.get("document") or ""), "bold"), f"  {page}",
+                                 (f"  score {s.get('score', 0):.2f}", "dim"))
+            yield head
+            q = " ".join((s.get("quote") or "").split())
+            if q:
+                yield Padding(Text(f"“{q}”"), (0, 0, 0, 4))
+            if s.get("via"):
+                yield Padding(Text(s["via"], style="dim"), (0, 0, 0, 4))
+
+
 def sources_table(sources: list[dict], title: str | None = None, has_pages: bool = True):
+    """The sources of an answer, best first, laid out for the terminal's width."""
+    return _Sources(sources, title, has_pages)
+
+
+def _table(sources: list[dict], title: str | None = None, has_pages: bool = True):
     from rich.table import Table
     from rich.text import Text
 

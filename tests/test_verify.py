@@ -172,3 +172,26 @@ def test_real_graphrag_answers_verify_with_novella_evidence(name):
         cited = [c for c in claims if c["cited"]]
         assert cited and all(c["cited_supports"] is False for c in cited)
     assert res["summary"]["claims"] == len(claims)
+
+
+def test_ask_json_file_and_trace_last_are_verified(rfaq, tmp_path):
+    """`ask --json > a.json; verify --answer-file a.json` checks the answer (not the JSON), with
+    its question; `verify --trace last` checks the most recent ask of the index."""
+    q = "Who initially wrote R?"
+    a = subprocess.run([PROVRAG, "ask", q, "--index", str(rfaq), "--json"], capture_output=True, text=True,
+                       timeout=300)
+    assert a.returncode == 0, a.stderr
+    asked = json.loads(a.stdout)
+    (tmp_path / "a.json").write_text(a.stdout)
+    r = subprocess.run([PROVRAG, "verify", "--index", str(rfaq), "--json", "--answer-file", str(tmp_path / "a.json")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    by_file = json.loads(r.stdout)
+    texts = " ".join(c["text"] for c in by_file["claims"])
+    assert '"answer"' not in texts and "trace_id" not in texts and by_file["claims"]
+    last = subprocess.run([PROVRAG, "verify", "--index", str(rfaq), "--json", "--trace", "last"],
+                          capture_output=True, text=True, timeout=300)
+    assert last.returncode == 0, last.stderr
+    by_trace = json.loads(last.stdout)
+    assert [c["text"] for c in by_trace["claims"]] == [c["text"] for c in by_file["claims"]]
+    assert by_trace["question"] == q and by_file["question"] == asked["question"] == q
