@@ -50,16 +50,15 @@ report: $(STAMP)
 test: $(TSTAMP)
 	$(BIN)/python -m pytest -q
 
-## bench: speed and quality figures, each against a baseline measured in the same run
+## bench: every speed bench (index, resolve, ask, embed, cost, kill -9), ratios measured in one run
+## (~15-20 min on 2 cores) → bench/results/<date>.json and .md; BENCH_ARGS="--only index,cost" etc.
 bench: $(TSTAMP)
-	$(BIN)/python bench/index_speed.py
-	$(BIN)/python bench/resolve_speed.py --quick
-	$(BIN)/python bench/ask_speed.py
+	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
-## eval: quality on ../shared/eval/dev (retrieval, answers, claim checking)
+## eval: quality on ../shared/eval/dev, or `make eval EVAL=path` (same layout): ask page hits,
+## verify balanced accuracy, Dulce resolution coverage — one table
 eval: $(TSTAMP)
-	$(BIN)/python bench/ask_quality.py
-	$(BIN)/python bench/verify_quality.py
+	$(BIN)/python bench/eval.py $(if $(EVAL),--eval $(EVAL))
 
 clean:
 	rm -rf $(INDEX) report.html .pytest_cache

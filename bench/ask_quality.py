@@ -53,7 +53,10 @@ def main() -> None:
     ap.add_argument("--methods", default="auto,basic,local,global")
     ap.add_argument("--limit", type=int, default=0, help="only the first N questions")
     ap.add_argument("--misses", type=int, default=0, help="print this many misses of the first method")
+    ap.add_argument("--eval", type=Path, default=EVAL_DEV, help="an eval folder laid out as ../shared/eval/dev")
     args = ap.parse_args()
+    global SQUAD
+    SQUAD = args.eval / "squad"
 
     from pipelines.ask import run_ask
     from provrag.config import load_config

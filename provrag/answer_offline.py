@@ -20,6 +20,10 @@ How a sentence is scored (a classic extractive-QA ranking, fixed weights, nothin
 - the record's prior relevance (its retrieval score) breaks ties between similar sentences;
 - then (optional, [search] rerank = "minilm", the default) the best few distinct sentences
   are re-ordered with all-MiniLM-L6-v2's cosine to the question, which sees paraphrase.
+Sentences are whole even where the chunker cut them: one opening a unit mid-sentence takes
+its first words from the previous unit (`previous`), one closing it at a page break its last
+words from the next (`continuation`), and then cites both units. A sentence that continues
+the one before it ("This was …", "They also …") is shown after that one in the answer.
 On the dev split (bench/ask_quality.py) the lexical ranking puts a sentence holding the
 gold answer first for ~73 % of questions; the reranker adds ~4 points at ~1–2 s per question.
 
@@ -58,6 +62,8 @@ _NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|
                      r"thirty|forty|fifty|hundred|thousand|million|billion|dozen|half)\b", re.I)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 
+
+FRAGMENT_FACTOR = 0.7  # score kept by a sentence that opens mid-sentence at a unit's start and cannot be completed
 
 _FURNITURE = re.compile(r"(?im)^[ \t]*(?:page[ \t]+)?\d{1,4}(?:[ \t]+of[ \t]+\d{1,4})?[ \t]*$")
 
@@ -116,6 +122,23 @@ def _completion(text: str, spans: list[tuple[int, int]], continuation: str | Non
     return continuation[a:b]
 
 
+def _lead(text: str, spans: list[tuple[int, int]], previous: str | None) -> str | None:
+    """The words that open the record's first sentence, taken from the previous unit's text,
+    when the record starts inside a sentence (units are cut by tokens, not sentences)."""
+    if not previous or not spans:
+        return None
+    off = len(previous)
+    joined = previous + text
+    first = off + spans[0][0]
+    for a, b in split_sentences(joined):
+        if a <= first < b:
+            if a >= off:
+                return None  # the record opens at a sentence boundary
+            lead = joined[a:off]
+            return lead if lead.strip() else None
+    return None
+
+
 def clean(sentence: str) -> str:
     """One line, no page furniture, no existing `[Data: …]` blocks (an answer adds its own)."""
     return _WS.sub(" ", _CITATION.sub(" ", _FURNITURE.sub(" ", sentence))).strip()
@@ -140,6 +163,8 @@ def _type_match(kind: str | None, sentence: str, question: str) -> float:
     if kind is None:
         return 0.0
     if kind == "date":
+        if re.search(r"\b(month|day|date)\b", question, re.I):  # "what month, day and year": a full date beats a year
+            return 1.0 if _MONTH.search(sentence) else (0.5 if _YEAR.search(sentence) else 0.0)
         return 1.0 if (_YEAR.search(sentence) or _MONTH.search(sentence)) else 0.0
     if kind == "number":
         return 1.0 if _NUMBER.search(sentence) else 0.0
@@ -230,16 +255,22 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
     records: {"text", "citation"?, "score"? (prior relevance), ...}; returns dicts with
     record (index), start, end, sentence (cleaned), score.
     """
-    split, tails = [], {}
+    split, tails, leads = [], {}, {}
     for ri, r in enumerate(records):
         text = r.get("text") or ""
         spans = split_sentences(text)
         split.append([(s, e, terms_of(text[s:e])) for s, e in spans])
+        lead = _lead(text, spans, r.get("previous"))
+        if lead:  # the record opens inside a sentence begun in the previous unit: score it whole
+            leads[ri] = lead
+            s0, e0, _ = split[ri][0]
+            split[ri][0] = (s0, e0, terms_of(lead + text[s0:e0]))
         tail = _completion(text, spans, r.get("continuation"))
         if tail:  # the record's last sentence runs on into the next unit: score it whole
             tails[ri] = tail
             s0, e0, _ = split[ri][-1]
-            split[ri][-1] = (s0, e0, terms_of(text[s0:e0] + " " + tail))
+            full = (leads[ri] if ri in leads and len(spans) == 1 else "") + text[s0:e0] + " " + tail
+            split[ri][-1] = (s0, e0, terms_of(full))
     scorer = Scorer(question, idf, corpus=[t for rec in split for _, _, t in rec], qterms=qterms)
     priors = [float(r.get("score") or 0.0) for r in records]
     top = max(priors, default=0.0)
@@ -253,21 +284,45 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
                 neigh |= set(rec[si - 1][2])
             if si + 1 < len(rec):
                 neigh |= set(rec[si + 1][2])
-            sent = clean(text[s:e])
+            head = leads.get(ri, "") if si == 0 else ""
+            sent = clean(head + text[s:e])
             cont = si == len(rec) - 1 and ri in tails
             if cont:
-                sent = clean(text[s:e] + " " + tails[ri])
+                sent = clean(head + text[s:e] + " " + tails[ri])
             if len(sent) < 3:
                 continue
             ante = set(rec[si - 1][2]) if si > 0 and _ANAPHOR.match(sent) else None
-            sc = scorer.score(terms, neigh, sent, ante) + prior_weight * prior
+            sc = scorer.score(terms, neigh, sent, ante)
+            if si == 0 and not head and sent[:1].islower():
+                sc *= FRAGMENT_FACTOR  # opens mid-sentence and nothing before it is known
+            sc += prior_weight * prior
             item = {"record": ri, "sentence_index": si, "start": s, "end": e, "sentence": sent,
                     "score": round(sc, 6), "coverage": round(scorer.coverage(set(terms)), 4)}
+            if ante is not None:  # shown before it in an answer: "This was …" needs what "this" is
+                prev_s, prev_e = rec[si - 1][0], rec[si - 1][1]
+                item["antecedent"] = clean((leads.get(ri, "") if si == 1 else "") + text[prev_s:prev_e])
+            if head and records[ri].get("previous_citation"):
+                item["citation"] = records[ri]["previous_citation"]
             if cont and records[ri].get("continuation_citation"):
                 item["citation"] = records[ri]["continuation_citation"]
+                if head and records[ri].get("previous_citation"):
+                    item["citation"] = _merge_citations(records[ri]["previous_citation"],
+                                                        records[ri]["continuation_citation"])
             out.append(item)
     out.sort(key=lambda x: (-x["score"], x["record"], x["start"]))
     return out
+
+
+def _merge_citations(a: str, b: str) -> str:
+    """One `[Data: Sources (…)]` block citing the units of both (a sentence that runs from the
+    previous unit through this one into the next); `a` when they are not plain Sources blocks."""
+    ids = []
+    for c in (a, b):
+        m = re.fullmatch(r"\[Data: Sources \(([\d, ]+)\)\]", c.strip())
+        if not m:
+            return a
+        ids += [x.strip() for x in m.group(1).split(",") if x.strip() and x.strip() not in ids]
+    return f"[Data: Sources ({', '.join(ids)})]"
 
 
 def _norm(s: str) -> str:
@@ -346,10 +401,25 @@ def compose(picked: list[dict], records: list[dict]) -> str:
     """Sentences each followed by its record's citation (repeated per sentence, as GraphRAG's
     answers do, so every sentence resolves to its own source)."""
     parts: list[str] = []
+    for text, cite in answer_texts(picked, records):
+        parts.append(_end(text) + (f" {cite}" if cite else ""))
+    return " ".join(parts)
+
+
+def answer_texts(picked: list[dict], records: list[dict]) -> list[tuple[str, str]]:
+    """(text, citation) per picked sentence; a sentence that continues the one before it
+    ("This was …", "They also …") is shown with it, unless that one is in the answer already."""
+    shown = {_norm(p["sentence"]) for p in picked}
+    out = []
     for p in picked:
         cite = p.get("citation") or records[p["record"]].get("citation", "")
-        parts.append(_end(p["sentence"]) + (f" {cite}" if cite else ""))
-    return " ".join(parts)
+        text = p["sentence"]
+        ante = p.get("antecedent")
+        if ante and len(ante.split()) >= 4 and _norm(ante) not in shown:
+            text = f"{_end(ante)} {text}"
+            shown.add(_norm(ante))
+        out.append((text, cite))
+    return out
 
 
 def answer(question: str, context: list[dict], cfg: dict, idf: dict[str, float] | None = None,
@@ -363,7 +433,7 @@ def answer(question: str, context: list[dict], cfg: dict, idf: dict[str, float] 
     picked = select(question, context, n, idf, qterms=qterms, cfg=cfg, info=info)
     if info is not None:
         info["sentences"] = [{"record": p["record"], "score": p["score"], "cosine": p.get("cosine"),
-                              "sentence": p["sentence"][:200]} for p in picked]
+                              "sentence": p["sentence"][:200], "whole": not p.get("citation")} for p in picked]
     if not picked:
         return NO_ANSWER
     return compose(picked, context)

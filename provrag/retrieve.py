@@ -15,6 +15,7 @@ no unit embeddings: retrieval is then BM25 alone, and the trace says so.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -71,11 +72,21 @@ def dense(con, vec, limit: int = 200, unit_ids: list[str] | None = None) -> list
         where = "WHERE id IN (SELECT unnest(?::VARCHAR[]))"
         params.append(list(unit_ids))
     sql = f"""
-        SELECT id, array_cosine_similarity(vector::FLOAT[{dim}], ?::FLOAT[{dim}]) AS s
-        FROM embeddings {where}
-        ORDER BY s DESC NULLS LAST, id LIMIT {int(limit)}
+        SELECT id, s FROM (
+            SELECT id, array_cosine_similarity(vector::FLOAT[{dim}], ?::FLOAT[{dim}]) AS s0,
+                   CASE WHEN s0 IS NULL OR isnan(s0) THEN 0.0 ELSE s0 END AS s
+            FROM embeddings {where})
+        ORDER BY s DESC, id LIMIT {int(limit)}
     """
-    return [(r[0], float(r[1] or 0.0)) for r in con.execute(sql, params).fetchall()]
+    return [(r[0], _finite(r[1])) for r in con.execute(sql, params).fetchall()]
+
+
+def _finite(x) -> float:
+    """A similarity as a float, NULL and NaN (a zero vector has no direction) as 0."""
+    if x is None:
+        return 0.0
+    x = float(x)
+    return x if math.isfinite(x) else 0.0
 
 
 def unit_rows(con, ids: list[str]) -> dict[str, dict]:
@@ -116,6 +127,36 @@ def continuations(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
         text = (head or "")[skip:skip + chars]
         if text.strip():
             out[uid] = {"human_readable_id": hrid, "text": text}
+    return out
+
+
+def antecedents(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
+    """For each unit, the text that precedes it in its document (the previous unit's text up
+    to where this unit starts, at most `chars` of it): a unit opened inside a sentence (the
+    chunker cuts by tokens) starts with a fragment that only the previous unit completes.
+    Only provrag indexes (char offsets known); {} for GraphRAG folders."""
+    if not ids:
+        return {}
+    rows = con.execute(f"""
+        WITH o AS (SELECT id, char_start,
+                          lag(id) OVER (PARTITION BY document_id ORDER BY char_start, human_readable_id) AS prev_id
+                   FROM text_units WHERE char_start IS NOT NULL AND document_id IN (
+                        SELECT document_id FROM text_units WHERE id IN (SELECT unnest(?::VARCHAR[]))))
+        SELECT o.id, p.human_readable_id, p.char_start, o.char_start, p.text
+        FROM o JOIN text_units p ON p.id = o.prev_id
+        WHERE o.id IN (SELECT unnest(?::VARCHAR[]))
+    """, [list(ids), list(ids)]).fetchall()
+    out = {}
+    for uid, hrid, pstart, start, text in rows:
+        if pstart is None or start is None or text is None:
+            continue
+        gap = int(start) - int(pstart)
+        cut = max(0, min(len(text), gap))
+        head = text[max(0, cut - int(chars)):cut]
+        if gap > len(text):  # the units do not overlap: what lies between them is whitespace
+            head += "\n"
+        if head.strip():
+            out[uid] = {"human_readable_id": hrid, "text": head}
     return out
 
 
@@ -163,6 +204,9 @@ def retrieve_units(reader, question: str, cfg: dict, k: int | None = None, pool:
     if _has_view(con, "embeddings"):
         vec, emb = embed_query(reader, question)
     timings["embed_query"] = _ms(t0)
+    if vec is not None and not any(float(x) != 0.0 for x in vec):
+        vec = None  # no word of the question is in the embedder's vocabulary: no direction to compare
+        channels["dense_note"] = "the question's vector is zero (no known words)"
     if vec is not None:
         t0 = time.perf_counter()
         try:

@@ -23,7 +23,7 @@ import re
 
 from . import lexical
 from .answer_offline import is_broad
-from .retrieve import continuations, retrieve_units
+from .retrieve import antecedents, continuations, retrieve_units
 
 METHODS = ("global", "local", "basic")
 
@@ -221,6 +221,14 @@ def _add_continuation(rec: dict, nxt: dict | None, cite) -> None:
         rec["continuation_citation"] = cite(int(nxt["human_readable_id"]))
 
 
+def _add_previous(rec: dict, prv: dict | None, cite) -> None:
+    """A sentence cut by the unit's start (units are cut by tokens) is completed from the
+    previous unit, and then cites both units (the previous one first, where it begins)."""
+    if prv:
+        rec["previous"] = prv["text"]
+        rec["previous_citation"] = cite(int(prv["human_readable_id"]))
+
+
 def local_search(reader, question: str, cfg: dict, engine, trace, entities: list[dict] | None = None) -> dict:
     scfg = cfg["search"]
     k = int(scfg.get("top_k_units", 10))
@@ -266,6 +274,7 @@ def local_search(reader, question: str, cfg: dict, engine, trace, entities: list
                 unit_rels.setdefault(u, []).append(int(r[0]))
         context = []
         nxt = continuations(con, [c["text_unit_id"] for c in units])
+        prv = antecedents(con, [c["text_unit_id"] for c in units])
         for c in units:
             ents_c = sorted(set(unit_ents.get(c["text_unit_id"], [])))
             rels_c = sorted(set(unit_rels.get(c["text_unit_id"], [])))
@@ -274,6 +283,8 @@ def local_search(reader, question: str, cfg: dict, engine, trace, entities: list
                    "text_unit_id": c["text_unit_id"]}
             _add_continuation(rec, nxt.get(c["text_unit_id"]),
                               lambda h: _citation(ents_c, rels_c, [int(c["human_readable_id"]), h]))
+            _add_previous(rec, prv.get(c["text_unit_id"]),
+                          lambda h: _citation(ents_c, rels_c, [h, int(c["human_readable_id"])]))
             context.append(rec)
         extra = []  # graph context for a model engine (the offline one quotes source text only)
         for e in ents:
@@ -291,7 +302,7 @@ def local_search(reader, question: str, cfg: dict, engine, trace, entities: list
     with trace.stage("synthesis") as d:
         answer = _answer(engine, question, context, extra, cfg, ret, d)
         d["answer"] = answer
-    return {"answer": answer, "unit_rank": {c["text_unit_id"]: i for i, c in enumerate(units)}}
+    return {"answer": answer, "unit_rank": _unit_rank(units, context, d)}
 
 
 # ---- basic ------------------------------------------------------------------------------------
@@ -306,18 +317,42 @@ def basic_search(reader, question: str, cfg: dict, engine, trace) -> dict:
     with trace.stage("focus") as d:
         units = ret.candidates[:max(k, n_ctx)]
         nxt = continuations(reader.con, [c["text_unit_id"] for c in units])
+        prv = antecedents(reader.con, [c["text_unit_id"] for c in units])
         context = []
         for c in units:
             h0 = int(c["human_readable_id"])
             rec = {"kind": "source", "text": c["text"], "score": c["score"],
                    "citation": f"[Data: Sources ({h0})]", "text_unit_id": c["text_unit_id"]}
             _add_continuation(rec, nxt.get(c["text_unit_id"]), lambda h, h0=h0: f"[Data: Sources ({h0}, {h})]")
+            _add_previous(rec, prv.get(c["text_unit_id"]), lambda h, h0=h0: f"[Data: Sources ({h}, {h0})]")
             context.append(rec)
         d["selected"] = _selected_view(units)
     with trace.stage("synthesis") as d:
         answer = _answer(engine, question, context, [], cfg, ret, d)
         d["answer"] = answer
-    return {"answer": answer, "unit_rank": {c["text_unit_id"]: i for i, c in enumerate(units)}}
+    return {"answer": answer, "unit_rank": _unit_rank(units, context, d)}
+
+
+def _unit_rank(units: list[dict], context: list[dict], d: dict) -> dict[str, int]:
+    """Rank of each context unit for ordering the answer's sources: the units the answer's
+    sentences were taken from come first, in answer order (the first source is the page that
+    holds the best sentence, not an entity's or relationship's other unit that happens to
+    rank higher in retrieval), then the rest of the context in retrieval order. A sentence
+    completed from a neighbouring unit lies in both, so it promotes neither: the resolver's
+    match and retrieval order decide between them."""
+    order: list[str] = []
+    for p in (d.get("extract") or {}).get("sentences") or []:
+        if p.get("whole") is False:
+            continue
+        ri = p.get("record")
+        if isinstance(ri, int) and 0 <= ri < len(context):
+            uid = context[ri].get("text_unit_id")
+            if uid and uid not in order:
+                order.append(uid)
+    for c in units:
+        if c["text_unit_id"] not in order:
+            order.append(c["text_unit_id"])
+    return {u: i for i, u in enumerate(order)}
 
 
 def _answer(engine, question: str, context: list[dict], extra: list[dict], cfg: dict, ret, d: dict) -> str:

@@ -39,3 +39,37 @@ def test_tiny_and_empty_corpora():
         e = TfidfEmbedder(32).fit(texts)
         v = e.embed(texts + ["unseen words only"])
         assert v.shape[0] == len(texts) + 1 and np.isfinite(v).all()
+
+
+def test_query_transform_is_numpy_only_and_equals_the_fit_time_transform(tmp_path):
+    """Queries are embedded without scikit-learn (its import is most of `provrag ask`'s
+    start-up): the numpy transform gives the vectors scikit-learn's vectoriser gives."""
+    import json
+    import subprocess
+    import sys
+
+    from provrag.embed import SKLEARN_STOP_WORDS
+
+    texts = _units()
+    e = TfidfEmbedder(64).fit(texts)
+    e.save(tmp_path / "embedder")
+    e2 = load_embedder(tmp_path)
+    queries = [t[:200] for t in texts[:10]] + ["What did Lincoln say about the Indian tribes?",
+                                                "nothing known here zzqx", "", "The the and of"]
+    counts = e2._counter(e2.vocab).transform(queries + texts)  # the fit-time (scikit-learn) path
+    from provrag.embed import _normalise
+
+    expected = _normalise(e2._weigh(counts) @ e2.components.T)
+    got = e2.embed_numpy(queries + texts)
+    assert got.dtype == np.float32 and got.shape == expected.shape
+    assert np.allclose(got, expected, atol=1e-6)
+    assert np.allclose(e2.embed(queries), expected[:len(queries)], atol=1e-6)  # small batches take the numpy path
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    assert SKLEARN_STOP_WORDS == frozenset(ENGLISH_STOP_WORDS)
+    # and a fresh process embedding a query never imports scikit-learn
+    code = ("import sys, json; from provrag.embed import load_embedder; "
+            f"e = load_embedder({json.dumps(str(tmp_path))}); e.embed(['Indian tribes']); "
+            "print(any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -183,3 +183,49 @@ def test_nonsense_question_retrieves_nothing_without_error(reader):
 
     ret = retrieve_units(reader, "the of and ???", load_config(), k=3)
     assert ret.candidates == [] or all(c["bm25"] == 0 for c in ret.candidates)
+
+
+def test_zero_query_vector_gives_zero_similarity_not_nan(reader):
+    """A question with no word the embedder knows embeds to the zero vector: DuckDB's cosine is
+    then NaN, which must count as 0 (not rank first), and hybrid retrieval falls back to BM25."""
+    import numpy as np
+
+    from provrag.config import load_config
+    from provrag.retrieve import dense, retrieve_units
+
+    emb = reader.embedder()
+    zero = emb.embed(["zzqxv wqzzt"])[0]
+    assert not np.any(zero)
+    top = dense(reader.con, zero, limit=5)
+    assert len(top) == 5 and all(s == 0.0 for _, s in top)
+    # scikit-learn's stop words ("first", "amount") are not BM25's: the TF-IDF vector is zero,
+    # BM25 still finds the units
+    q = "first amount"
+    assert not np.any(emb.embed([q])[0])
+    ret = retrieve_units(reader, q, load_config(), k=3)
+    assert ret.channels["dense"]["used"] is False and ret.channels["lexical_weight"] == 1.0
+    assert all(math.isfinite(c["score"]) for c in ret.candidates)
+    assert ret.candidates and "first" in ret.candidates[0]["text"].lower()
+
+
+def test_antecedents_give_the_text_before_each_unit(reader):
+    """antecedents(): the previous unit's text up to where the unit starts, so a sentence cut by
+    the unit's start can be completed; the first unit of a document has none."""
+    from provrag.retrieve import antecedents
+
+    rows = reader.con.execute("""
+        SELECT id, document_id, char_start, text FROM text_units ORDER BY document_id, char_start""").fetchall()
+    docs = {}
+    for uid, doc, start, text in rows:
+        docs.setdefault(doc, []).append((uid, start, text))
+    firsts = [units[0][0] for units in docs.values()]
+    seconds = [units[1] for units in docs.values() if len(units) > 1]
+    got = antecedents(reader.con, firsts + [u[0] for u in seconds])
+    assert not any(f in got for f in firsts)
+    for doc_units in docs.values():
+        if len(doc_units) < 2:
+            continue
+        (p_id, p_start, p_text), (uid, start, text) = doc_units[0], doc_units[1]
+        head = got[uid]["text"]
+        before = p_text[:start - p_start] if start - p_start <= len(p_text) else p_text + "\n"
+        assert before.endswith(head) and head.strip()

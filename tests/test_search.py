@@ -241,3 +241,74 @@ def test_sentence_cut_by_a_page_break_is_completed_from_the_next_unit(index):
     assert sent.endswith((".", "!", "?", "…", '"', "”", ")")), sent  # completed to the sentence end
     assert sent.split()[-1] in cont["text"]
     assert cut[0]["citation"] == f"[Data: Sources ({hrid}, {cont['human_readable_id']})]"
+
+
+def test_sentence_cut_by_a_unit_start_is_completed_from_the_previous_unit(index):
+    """Units are cut by tokens, so one can open mid-sentence; the answerer scores and quotes
+    that sentence whole (its opening words from the previous unit) and cites both units."""
+    from provrag.answer_offline import rank_sentences
+    from provrag.reader import open_index
+    from provrag.retrieve import antecedents
+
+    with open_index(index) as r:
+        rows = r.con.execute("""
+            SELECT id, human_readable_id, text FROM text_units
+            WHERE regexp_matches(text, '^(Page [0-9]+\n)?[a-z]') ORDER BY human_readable_id LIMIT 5""").fetchall()
+        assert rows, "units opened at a page break begin mid-sentence"
+        prv = antecedents(r.con, [x[0] for x in rows])
+    for uid, hrid, text in rows:
+        p = prv[uid]
+        rec = {"text": text, "citation": f"[Data: Sources ({hrid})]", "previous": p["text"],
+               "previous_citation": f"[Data: Sources ({p['human_readable_id']}, {hrid})]"}
+        body = re.sub(r"^Page [0-9]+\n", "", text)
+        first_words = " ".join(body.split()[:5])
+        ranked = rank_sentences(first_words, [rec])
+        cut = [x for x in ranked if x["sentence_index"] == 0]
+        assert cut
+        sent = cut[0]["sentence"]
+        assert sent[0].isupper() or not sent[0].isalpha(), sent  # opens where the sentence opens
+        assert first_words in sent and not sent.startswith(first_words), sent
+        assert sent.split()[0] in p["text"].split()[-40:]  # its opening words come from the previous unit
+        assert cut[0]["citation"] == f"[Data: Sources ({p['human_readable_id']}, {hrid})]"
+
+
+def test_anaphoric_answer_sentence_is_shown_with_the_sentence_it_continues():
+    """'This was a general assembly …' means nothing alone: the answer shows the sentence
+    before it (same record) first."""
+    from provrag.answer_offline import answer
+
+    text = ("Luther was summoned in 1521. On 18 April 1521, Luther appeared as ordered before the Diet of Worms. "
+            "This was a general assembly of the estates of the Holy Roman Empire that took place in Worms. "
+            "The Emperor presided over it.")
+    cfg = {"search": {"answer_sentences": 1, "rerank": "none"}}
+    out = answer("Of what was the Diet of Worms an assembly of the estates?", [{"text": text, "citation": "[Data: Sources (7)]"}], cfg)
+    assert out.startswith("On 18 April 1521, Luther appeared as ordered before the Diet of Worms. This was a general assembly")
+    assert out.endswith("[Data: Sources (7)]")
+
+
+def test_date_questions_asking_for_a_day_prefer_full_dates():
+    from provrag.answer_offline import _type_match
+
+    q = "What month, day and year did Super Bowl 50 take place?"
+    assert _type_match("date", "The game was played on February 7, 2016.", q) == 1.0
+    assert _type_match("date", "It decided the champion of the 2015 season.", q) == 0.5
+    assert _type_match("date", "When was it founded in 1887?", "When was it founded?") == 1.0
+
+
+def test_first_source_is_the_unit_of_the_first_answer_sentence_in_local_search(index, cfg):
+    """Local answers cite entities and relationships too, whose units may rank higher in
+    retrieval; the first source must still be the unit the first answer sentence came from."""
+    from pipelines.ask import run_ask
+
+    n = 0
+    for q in subset_questions()[:12]:
+        out = run_ask(q["question"], index, cfg, method="local", save=False)
+        info = {s["name"]: s for s in out["_trace"]["stages"]}["synthesis"]["data"].get("extract") or {}
+        if not info.get("sentences") or not out["sources"]:
+            continue
+        n += 1
+        # the first sentence's own units: the ids of its Sources block
+        src_ids = [int(x) for x in re.search(r"Sources \(([\d, ]+)\)", out["answer"]).group(1).split(",")]
+        hrid = int(re.search(r"text unit (\d+)", out["sources"][0]["via"]).group(1))
+        assert hrid in src_ids, (q["question"], out["sources"][0]["via"], src_ids)
+    assert n >= 8
