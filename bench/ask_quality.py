@@ -54,6 +54,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="only the first N questions")
     ap.add_argument("--misses", type=int, default=0, help="print this many misses of the first method")
     ap.add_argument("--eval", type=Path, default=EVAL_DEV, help="an eval folder laid out as ../shared/eval/dev")
+    ap.add_argument("--config", type=Path, help="a TOML file overriding config.toml (compare settings)")
     args = ap.parse_args()
     global SQUAD
     SQUAD = args.eval / "squad"
@@ -61,7 +62,7 @@ def main() -> None:
     from pipelines.ask import run_ask
     from provrag.config import load_config
 
-    cfg = load_config()
+    cfg = load_config(args.config)
     qs = [json.loads(line) for line in (SQUAD / "questions.jsonl").read_text().splitlines() if line.strip()]
     if args.limit:
         qs = qs[:args.limit]

@@ -63,6 +63,7 @@ _NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 
 
+HEADING_FACTOR = 0.5   # score kept by a heading or title line (it names a topic, it states nothing)
 FRAGMENT_FACTOR = 0.7  # score kept by a sentence that opens mid-sentence at a unit's start and cannot be completed
 
 _FURNITURE = re.compile(r"(?im)^[ \t]*(?:page[ \t]+)?\d{1,4}(?:[ \t]+of[ \t]+\d{1,4})?[ \t]*$")
@@ -90,6 +91,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         spans.append((start, end))
         start = m.end()
     spans.append((start, len(masked)))
+    spans = _split_headings(masked, spans)
     out = []
     for s, e in spans:
         while s < e and masked[s].isspace():
@@ -102,6 +104,41 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 
 _TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
+_LINE_END = re.compile(r"[.!?…:;,\-–—(\[\"'“‘]$")
+
+
+def _split_headings(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Cut a heading line off the sentence that follows it ("The project and the team\nThe
+    plant draws…"). A heading is a short line (under 60 % of the text's longest line) that
+    ends without punctuation and is followed by a line opening with a capital: a wrapped
+    line of running text is long, and a paragraph's last line ends with punctuation."""
+    lines = text.split("\n")
+    longest = max((len(ln.strip()) for ln in lines), default=0)
+    if longest < 40:
+        return spans
+    out = []
+    for s, e in spans:
+        cut = s
+        for m in re.finditer(r"\n", text[s:e]):
+            pos = s + m.start()
+            line = text[text.rfind("\n", 0, pos) + 1:pos].strip()   # the whole physical line
+            nxt = text[pos + 1:e].lstrip()[:1]
+            heading_before = (line and len(line) < 0.6 * longest and not _LINE_END.search(line)
+                              and (nxt.isupper() or nxt.isdigit()))
+            if (heading_before or nxt == "#") and text[cut:pos].strip():
+                out.append((cut, pos))
+                cut = pos + 1
+        out.append((cut, e))
+    return out
+
+
+def is_heading(raw: str) -> bool:
+    """A title or heading rather than a statement: a markdown heading, or one short line with no
+    closing punctuation. It names a topic; it answers nothing."""
+    t = raw.strip()
+    if t.startswith("#") or re.search(r"(?:\.\s?){4,}|…{2,}", t):  # markdown heading; contents line with dot leaders
+        return True
+    return "\n" not in t and not _TERMINAL.search(t) and len(t.split()) <= 12
 
 
 def _completion(text: str, spans: list[tuple[int, int]], continuation: str | None) -> str | None:
@@ -295,6 +332,8 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
             sc = scorer.score(terms, neigh, sent, ante)
             if si == 0 and not head and sent[:1].islower():
                 sc *= FRAGMENT_FACTOR  # opens mid-sentence and nothing before it is known
+            if not head and not cont and is_heading(text[s:e]):
+                sc *= HEADING_FACTOR
             sc += prior_weight * prior
             item = {"record": ri, "sentence_index": si, "start": s, "end": e, "sentence": sent,
                     "score": round(sc, 6), "coverage": round(scorer.coverage(set(terms)), 4)}

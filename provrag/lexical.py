@@ -64,8 +64,27 @@ def _stemmer():
     return snowballstemmer.stemmer("english")
 
 
+@lru_cache(maxsize=1)
+def _lemmatizer():
+    """simplemma's English dictionary (shipped in the wheel, no download); None if absent.
+
+    Porter stems leave irregular forms apart ("led"/"leads", "wrote"/"writes",
+    "children"/"child"), and a question is often worded with the other form than its answer.
+    A dictionary lemma first, then the stem, joins them."""
+    try:
+        import simplemma
+    except ImportError:  # pragma: no cover - declared dependency; stems alone still work
+        return None
+    return simplemma.lemmatize
+
+
 @lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
+    lem = _lemmatizer()
+    if lem is not None and word.isalpha():
+        lemma = lem(word, lang="en")
+        if lemma.isalpha() and lemma.islower():
+            word = lemma
     st = _stemmer()
     return st.stemWord(word) if st is not None else word
 
