@@ -24,7 +24,8 @@ _FILLER = re.compile(
     r"i (?:don't|do not|cannot|can't) |sure[,!.]|certainly[,!.]|of course[,!.]|based on the (?:data|context|provided))",
     re.I)
 _MD_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\d+[.)]\s+|>\s*)+")
-_WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+# a number keeps its separators ("61,000", "3.5"): split, a focus would ask the evidence for "61" and "000"
+_WORDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|[^\W_]+(?:['’][^\W_]+)*")
 _FUNCTION = frozenset("""a an the and or but of in on at by for from to with as is are was were be been it its
 this that these those there here he she they we you i his her their our your my not no yes so also
 which who whom what when where why how than then such very more most some any all each both

@@ -77,3 +77,13 @@ def test_halueval_questions_all_give_claims_with_the_answer():
         # a full-sentence answer is its own claim; its focus is what it adds to the question
         full = split_claims(c["hallucinated_answer"], c["question"])
         assert full and all(cl.text for cl in full)
+
+
+def test_focus_keeps_numbers_whole():
+    """With a question, a long sentence's focus is its words the question lacks; a number with
+    separators stays one quantity (else the judge asks the evidence for "61" and "000")."""
+    claims = split_claims("The plant supplies Varrow and Sedge End, about 61,000 people in all. "
+                          "Its capacity is 48.5 megalitres a day.",
+                          question="Who leads the Halcyon commissioning team?")
+    assert "61,000" in claims[0].focus.split() and "000" not in claims[0].focus.split()
+    assert "48.5" in claims[1].focus.split()
