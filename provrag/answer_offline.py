@@ -38,17 +38,10 @@ import re
 from collections import Counter
 
 from .lexical import terms_of
+from .sentences import _FURNITURE, _TERMINAL, is_heading, split_sentences  # noqa: F401 (re-exported)
 
 NO_ANSWER = "I could not find anything in the index that answers this question."
 
-# Sentence boundaries by regex (hand-written: pysbd costs ~20 ms per 300-token unit, far too
-# slow for ranking 20+ units per question). A boundary is . ! ? (plus closing quotes or
-# brackets) followed by whitespace and a capital, digit or opening quote, except after a
-# one-letter initial or a common abbreviation; blank lines always end a sentence.
-_BOUNDARY = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])|\n\s*\n")
-_ABBREV = re.compile(r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|Mt|Ft|Gen|Col|Lt|Sgt|Capt|Rev|Hon|No|Nos|Vol|vs|etc|"
-                     r"e\.g|i\.e|cf|al|approx|ca|c|Inc|Ltd|Co|Corp|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|"
-                     r"U\.S|U\.K|a\.m|p\.m|Fig|Eq|Sec|Ch|pp?)\.)$")
 # a sentence opening with a pronoun or demonstrative refers to the sentence before it
 _ANAPHOR = re.compile(r"^(?:[A-Z][a-z]+,\s+)?(?:this|that|these|those|it|its|they|their|them|he|his|she|her|such|"
                       r"there|both|most|many|some|each|the latter|the former|the same)\b", re.I)
@@ -66,79 +59,6 @@ _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 HEADING_FACTOR = 0.5   # score kept by a heading or title line (it names a topic, it states nothing)
 FRAGMENT_FACTOR = 0.7  # score kept by a sentence that opens mid-sentence at a unit's start and cannot be completed
 
-_FURNITURE = re.compile(r"(?im)^[ \t]*(?:page[ \t]+)?\d{1,4}(?:[ \t]+of[ \t]+\d{1,4})?[ \t]*$")
-
-
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of `text` (offsets into it), whitespace trimmed.
-
-    Page furniture lines ("Page 4", "12", "3 of 20") count as whitespace, and a blank line
-    (a page or paragraph break) ends a sentence only when the text before it could end one:
-    a sentence running across a page break stays whole.
-    """
-    masked = _FURNITURE.sub(lambda m: " " * len(m.group(0)), text)
-    spans, start = [], 0
-    for m in _BOUNDARY.finditer(masked):
-        end = m.start()
-        gap = masked[m.start():m.end()]
-        if "\n" in gap and "." not in gap and not any(c in ".!?…:" for c in masked[max(start, end - 1):end]):
-            nxt = masked[m.end():m.end() + 1]
-            prev = masked[max(start, end - 1):end]
-            if nxt.islower() and (prev.isalnum() or prev in ",;-"):
-                continue  # "…led to the\n\nexperiments of…": one sentence across a break
-        if _ABBREV.search(masked[max(start, end - 12):end]) and "\n\n" not in gap:
-            continue
-        spans.append((start, end))
-        start = m.end()
-    spans.append((start, len(masked)))
-    spans = _split_headings(masked, spans)
-    out = []
-    for s, e in spans:
-        while s < e and masked[s].isspace():
-            s += 1
-        while e > s and masked[e - 1].isspace():
-            e -= 1
-        if e > s:
-            out.append((s, e))
-    return out
-
-
-_TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
-_LINE_END = re.compile(r"[.!?…:;,\-–—(\[\"'“‘]$")
-
-
-def _split_headings(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Cut a heading line off the sentence that follows it ("The project and the team\nThe
-    plant draws…"). A heading is a short line (under 60 % of the text's longest line) that
-    ends without punctuation and is followed by a line opening with a capital: a wrapped
-    line of running text is long, and a paragraph's last line ends with punctuation."""
-    lines = text.split("\n")
-    longest = max((len(ln.strip()) for ln in lines), default=0)
-    if longest < 40:
-        return spans
-    out = []
-    for s, e in spans:
-        cut = s
-        for m in re.finditer(r"\n", text[s:e]):
-            pos = s + m.start()
-            line = text[text.rfind("\n", 0, pos) + 1:pos].strip()   # the whole physical line
-            nxt = text[pos + 1:e].lstrip()[:1]
-            heading_before = (line and len(line) < 0.6 * longest and not _LINE_END.search(line)
-                              and (nxt.isupper() or nxt.isdigit()))
-            if (heading_before or nxt == "#") and text[cut:pos].strip():
-                out.append((cut, pos))
-                cut = pos + 1
-        out.append((cut, e))
-    return out
-
-
-def is_heading(raw: str) -> bool:
-    """A title or heading rather than a statement: a markdown heading, or one short line with no
-    closing punctuation. It names a topic; it answers nothing."""
-    t = raw.strip()
-    if t.startswith("#") or re.search(r"(?:\.\s?){4,}|…{2,}", t):  # markdown heading; contents line with dot leaders
-        return True
-    return "\n" not in t and not _TERMINAL.search(t) and len(t.split()) <= 12
 
 
 def _completion(text: str, spans: list[tuple[int, int]], continuation: str | None) -> str | None:

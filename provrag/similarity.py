@@ -110,11 +110,15 @@ def spans(text: str) -> list[tuple[int, int]]:
     A fast regex split, not pysbd: it runs over every candidate unit of every cited sentence,
     and a quote needs a readable span, not a linguistically perfect sentence.
     """
+    from .sentences import ABBREV
+
     out: list[tuple[int, int]] = []
     pos = 0
     for m in list(_SENT_END.finditer(text)) + [None]:
         end = m.start() if m else len(text)
         nxt = m.end() if m else len(text)
+        if m and "\n" not in m.group(0) and ABBREV.search(text[max(pos, end - 12):end]):
+            continue  # "led by Dr. Imogen Vale": an abbreviation's period ends no sentence
         seg = text[pos:end]
         if seg.strip():
             lead = len(seg) - len(seg.lstrip())
