@@ -213,15 +213,10 @@ ABBREVIATIONS = {
 
 def sentences(text: str) -> list[tuple[int, int]]:
     """Sentence spans (start, end) of text, surrounding whitespace trimmed."""
-    spans, start = [], 0
+    from .sentences import trim_spans
 
-    def add(a: int, b: int) -> None:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if b > a:
-            spans.append((a, b))
+    raw, start = [], 0
+    add = lambda a, b: raw.append((a, b))  # noqa: E731 - trimmed at the end
 
     for m in _SENT_END.finditer(text):
         if text[m.start()] == ".":
@@ -235,7 +230,7 @@ def sentences(text: str) -> list[tuple[int, int]]:
         add(start, m.end())
         start = m.end()
     add(start, len(text))
-    return spans
+    return trim_spans(text, raw)
 
 
 def _acronym(text: str) -> bool:

@@ -401,16 +401,9 @@ def sentences(text: str) -> list[tuple[int, int]]:
                 out.append((cut, m.start()))
                 cut = m.start()
         out.append((cut, end))
-    # strip whitespace and drop empties
-    clean = []
-    for a, b in out:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if b > a:
-            clean.append((a, b))
-    return clean
+    from .sentences import trim_spans
+
+    return trim_spans(text, out)
 
 
 def _heading(text: str) -> tuple[str, int]:

@@ -42,12 +42,16 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         spans.append((start, end))
         start = m.end()
     spans.append((start, len(masked)))
-    spans = _split_headings(masked, spans)
+    return trim_spans(masked, _split_headings(masked, spans))
+
+
+def trim_spans(text: str, spans) -> list[tuple[int, int]]:
+    """Spans with surrounding whitespace cut off; empty ones dropped."""
     out = []
     for s, e in spans:
-        while s < e and masked[s].isspace():
+        while s < e and text[s].isspace():
             s += 1
-        while e > s and masked[e - 1].isspace():
+        while e > s and text[e - 1].isspace():
             e -= 1
         if e > s:
             out.append((s, e))
