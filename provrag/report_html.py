@@ -474,10 +474,11 @@ def _claim_card(i: int, claim: dict, ev: list[tuple[str, dict]], pages: _Pages, 
         head.append(f'score {_num(claim.get("score"), 3)}')
     if claim.get("method"):
         head.append(f'judged by {esc(claim.get("method"))}')
-    if "cited_supports" in claim:
+    if not [c for c in claim.get("citations") or [] if isinstance(c, dict)]:
+        head.append("no citation")   # cited_supports is False then too, but nothing was cited to miss
+    elif "cited_supports" in claim:
         cs = claim.get("cited_supports")
-        head.append("its citations hold the evidence" if cs else
-                    ("its citations do not hold the evidence" if cs is False else "no citation"))
+        head.append("its citations hold the evidence" if cs else "its citations do not hold the evidence")
     extra = []
     cits = [c for c in claim.get("citations") or [] if isinstance(c, dict)]
     if cits:

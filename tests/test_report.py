@@ -386,3 +386,17 @@ def test_cli_bad_arguments_exit_2_with_one_line(small, tmp_path, case):
     assert r.exit_code == 2
     assert "error:" in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.output
     assert not (tmp_path / "r.html").exists()
+
+
+def test_uncited_claim_is_not_said_to_miss_its_citations():
+    """verify marks an uncited claim cited_supports=False (ALCE recall); the card must say it
+    cites nothing, not that its citations fail."""
+    vj = {"claims": [{"text": "Uncited.", "verdict": "supported", "cited_supports": False, "citations": []},
+                     {"text": "Cited wrong.", "verdict": "contradicted", "cited_supports": False,
+                      "citations": [{"kind": "Sources", "id": "3", "supports": False}]},
+                     {"text": "Cited right.", "verdict": "supported", "cited_supports": True,
+                      "citations": [{"kind": "Sources", "id": "4", "supports": True}]}]}
+    cards = build_report(vj).split('<section class="card')[1:]
+    assert "no citation" in cards[0] and "do not hold" not in cards[0]
+    assert "its citations do not hold the evidence" in cards[1]
+    assert "its citations hold the evidence" in cards[2]
