@@ -106,25 +106,32 @@ def unit_rows(con, ids: list[str]) -> dict[str, dict]:
     return out
 
 
+def _adjacent(con, ids: list[str], which: str) -> list[tuple]:
+    """(unit id, neighbour's human_readable_id, neighbour's char_start, the unit's own
+    char_end ("next") or char_start ("previous"), neighbour's text) for the unit before or
+    after each of `ids` in its document."""
+    fn, own = ("lead", "char_end") if which == "next" else ("lag", "char_start")
+    return con.execute(f"""
+        WITH o AS (SELECT id, {own} AS off,
+                          {fn}(id) OVER (PARTITION BY document_id ORDER BY char_start, human_readable_id) AS nb_id
+                   FROM text_units WHERE char_start IS NOT NULL AND document_id IN (
+                        SELECT document_id FROM text_units WHERE id IN (SELECT unnest(?::VARCHAR[]))))
+        SELECT o.id, n.human_readable_id, n.char_start, o.off, n.text
+        FROM o JOIN text_units n ON n.id = o.nb_id
+        WHERE o.id IN (SELECT unnest(?::VARCHAR[]))
+    """, [list(ids), list(ids)]).fetchall()
+
+
 def continuations(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
     """For each unit, the text that follows it in its document (the next unit's head, minus any
     overlap): a unit closed at a page break can end mid-sentence, and an answer must not.
     Only provrag indexes (char offsets known); {} for GraphRAG folders."""
     if not ids:
         return {}
-    rows = con.execute(f"""
-        WITH o AS (SELECT id, char_end,
-                          lead(id) OVER (PARTITION BY document_id ORDER BY char_start, human_readable_id) AS next_id
-                   FROM text_units WHERE char_start IS NOT NULL AND document_id IN (
-                        SELECT document_id FROM text_units WHERE id IN (SELECT unnest(?::VARCHAR[]))))
-        SELECT o.id, n.human_readable_id, n.char_start, o.char_end, substr(n.text, 1, {int(chars) + 400})
-        FROM o JOIN text_units n ON n.id = o.next_id
-        WHERE o.id IN (SELECT unnest(?::VARCHAR[]))
-    """, [list(ids), list(ids)]).fetchall()
     out = {}
-    for uid, hrid, nstart, end, head in rows:
+    for uid, hrid, nstart, end, text in _adjacent(con, ids, "next"):
         skip = max(0, int(end) - int(nstart)) if nstart is not None and end is not None else 0
-        text = (head or "")[skip:skip + chars]
+        text = (text or "")[skip:skip + chars]
         if text.strip():
             out[uid] = {"human_readable_id": hrid, "text": text}
     return out
@@ -137,17 +144,8 @@ def antecedents(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
     Only provrag indexes (char offsets known); {} for GraphRAG folders."""
     if not ids:
         return {}
-    rows = con.execute(f"""
-        WITH o AS (SELECT id, char_start,
-                          lag(id) OVER (PARTITION BY document_id ORDER BY char_start, human_readable_id) AS prev_id
-                   FROM text_units WHERE char_start IS NOT NULL AND document_id IN (
-                        SELECT document_id FROM text_units WHERE id IN (SELECT unnest(?::VARCHAR[]))))
-        SELECT o.id, p.human_readable_id, p.char_start, o.char_start, p.text
-        FROM o JOIN text_units p ON p.id = o.prev_id
-        WHERE o.id IN (SELECT unnest(?::VARCHAR[]))
-    """, [list(ids), list(ids)]).fetchall()
     out = {}
-    for uid, hrid, pstart, start, text in rows:
+    for uid, hrid, pstart, start, text in _adjacent(con, ids, "previous"):
         if pstart is None or start is None or text is None:
             continue
         gap = int(start) - int(pstart)
