@@ -29,11 +29,14 @@ def _evidence_line(s: dict, width: int):
     t = Text("    ")
     mark, style = MARK.get(s.get("label"), ("·", "dim"))
     t.append(f"{mark} ", style=style)
-    t.append(str(s.get("document") or "?"), style="bold")
     pg = _page(s)
+    tail = f"  [{s.get('route')}] score {float(s.get('score') or 0):.2f}"
+    # the document name gives way (…) so the header stays one line
+    room = max(12, width - 6 - (len(pg) + 2 if pg else 0) - len(tail))
+    t.append(_short(str(s.get("document") or "?"), room), style="bold")
     if pg:
         t.append(f"  {pg}", style="cyan")
-    t.append(f"  [{s.get('route')}] score {float(s.get('score') or 0):.2f}", style="dim")
+    t.append(tail, style="dim")
     t.append("\n      “" + _short(s.get("quote") or "", max(40, width - 10)) + "”", style="italic")
     if s.get("reason"):
         t.append("\n      " + _short(s["reason"], max(40, width - 8)), style="dim")

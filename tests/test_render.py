@@ -44,3 +44,21 @@ def test_wide_terminal_gets_the_table(result):
     text = _render(resolve_view(result), 160)
     header = next(ln for ln in text.splitlines() if "document" in ln and "quote" in ln)
     assert "via" in header and "score" in header
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_verify_evidence_header_fits_one_line(width):
+    """The evidence header (document, page, route, score) never wraps: a long document name
+    is shortened with an ellipsis instead."""
+    from provrag.render_verify import verify_view
+
+    ev = {"document": "Halcyon Water Treatment Plant - Commissioning Handbook, revision C, controlled copy",
+          "page_start": 1, "page_end": 1, "page_label": "i", "route": "retrieved", "score": 0.22,
+          "label": "contradicted", "quote": "Approved by Dr. Imogen Vale (commissioning manager).",
+          "reason": "contradicted: covers 51% of the claim"}
+    res = {"claims": [{"text": "The commissioning team is led by Dr. Imogen Vale.", "verdict": "supported",
+                       "citations": [], "evidence": [ev]}], "summary": {"claims": 1}, "method": "offline"}
+    lines = _render(verify_view(res, width=width), width).splitlines()
+    head = next(i for i, ln in enumerate(lines) if "[retrieved]" in ln)
+    assert lines[head].rstrip().endswith("score 0.22") and "…" in lines[head]
+    assert lines[head + 1].lstrip().startswith("“Approved by")
