@@ -308,10 +308,11 @@ def main() -> int:
             ap.error(f"{a.eval} has no {sub}/ folder (layout of ../shared/eval/dev expected)")
     work = Path(tempfile.mkdtemp(prefix="provrag-eval-"))
     env = dict(os.environ, XDG_DATA_HOME=str(work / "xdg-data"), XDG_CACHE_HOME=str(work / "xdg-cache"))
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")), "?")
+    from run_all import machine  # bench/ is this script's import root
+
+    m = machine()
     rep = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "eval": str(a.eval),
-           "dulce": str(a.dulce), "machine": f"{os.cpu_count()} cores, {cpu}", "parts": {}}
+           "dulce": str(a.dulce), "machine": f"{m['cores']} cores, {m['cpu_model']}", "parts": {}}
     fns = {"ask": part_ask, "verify": part_verify, "dulce": part_dulce}
     t0 = time.perf_counter()
     try:
