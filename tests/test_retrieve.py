@@ -225,7 +225,7 @@ def test_antecedents_give_the_text_before_each_unit(reader):
     for doc_units in docs.values():
         if len(doc_units) < 2:
             continue
-        (p_id, p_start, p_text), (uid, start, text) = doc_units[0], doc_units[1]
+        (_, p_start, p_text), (uid, start, text) = doc_units[0], doc_units[1]
         head = got[uid]["text"]
         before = p_text[:start - p_start] if start - p_start <= len(p_text) else p_text + "\n"
         assert before.endswith(head) and head.strip()
