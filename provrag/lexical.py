@@ -27,6 +27,10 @@ import re
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # polars is imported where it is used, not at import time
+    import polars as pl
 
 TERMS_FILE = "terms.parquet"
 TERMS_VIEW = "provrag_terms"
@@ -104,7 +108,7 @@ def terms_of(text: str) -> list[str]:
     return out
 
 
-def build_terms(units) -> "pl.DataFrame":
+def build_terms(units) -> pl.DataFrame:
     """The term table of text units (a polars DataFrame or a list of dicts with id and text).
 
     Returns a polars DataFrame (term, text_unit_id, tf, dl) sorted by term.
