@@ -277,7 +277,77 @@ def _rank(sentence: str, cands: "OrderedDict[str, list[str]]", units: dict, qvec
         via = _join_vias(cands[uid], u["human_readable_id"])
         out.append((score, order, _source(u, via, score, (q, q0, q1), sentence_index)))
     out.sort(key=lambda x: (-x[0], x[1]))
+    if sentence:
+        out = _join_seams(sentence, out, units)
     return [s for _, _, s in out[:top_k]]
+
+
+_SEAM_CHARS = 600   # text taken from each side of a unit boundary when a quote may cross it
+
+
+def _join_seams(sentence: str, ranked: list[tuple], units: dict) -> list[tuple]:
+    """Two ranked units that follow each other in one document, where the sentence is quoted
+    best by a span crossing their boundary (a sentence cut by a page break or by the chunker),
+    become one source over both pages with that span as the quote: "which page says that"
+    is then "pages 7–8", not whichever half matched better."""
+    from .similarity import best_span
+
+    by_uid = {s["text_unit_id"]: i for i, (_, _, s) in enumerate(ranked)}
+    merged: set[int] = set()
+    for i, (score, order, a) in enumerate(ranked):
+        if i in merged:
+            continue
+        ua = units[a["text_unit_id"]]
+        for j, (score_b, _, b) in enumerate(ranked):
+            if j == i or j in merged:
+                continue
+            ub = units[b["text_unit_id"]]
+            seam = _seam(ua, ub)
+            if seam is None:
+                continue
+            text, cut, a_off, b_off = seam
+            q, q0, q1, lex = best_span(sentence, text)
+            if not (q0 < cut < q1):
+                continue
+            if lex < max(_quote_lex(sentence, a), _quote_lex(sentence, b)):
+                continue  # one side alone quotes it better: a one-page source says it
+            joined = dict(a, page_start=min(ua["page_start"] or 0, ub["page_start"] or 0) or ua["page_start"],
+                          page_end=max(ua["page_end"] or 0, ub["page_end"] or 0) or ub["page_end"],
+                          quote=q, text_unit_ids=[ua["id"], ub["id"]], via=f"{a['via']}; {b['via']}",
+                          score=round(max(float(a["score"]), float(b["score"])), 4),
+                          char_start=a_off + q0 if a_off is not None else None,
+                          char_end=b_off + (q1 - cut) if b_off is not None else None)
+            ranked[i] = (max(score, score_b), order, joined)
+            merged.add(j)
+            break
+    return [r for k, r in enumerate(ranked) if k not in merged]
+
+
+def _quote_lex(sentence: str, source: dict) -> float:
+    from .similarity import lexical_score
+
+    return lexical_score(sentence, source.get("quote") or "")
+
+
+def _seam(a: dict, b: dict):
+    """(text, cut, doc offset of text[0], doc offset of text[cut]) around the boundary where
+    unit b follows unit a in one document, or None when they are not neighbours. Overlapping
+    units (the chunker's overlap) contribute the overlap once; a gap of a few characters
+    between them (a page break) is whitespace in the document and is kept as newlines."""
+    if a["document_id"] != b["document_id"] or None in (a["char_start"], b["char_start"]):
+        return None
+    ta, tb = a["text"] or "", b["text"] or ""
+    a0, b0 = int(a["char_start"]), int(b["char_start"])
+    a1 = a0 + len(ta)
+    if not (a0 < b0 <= a1 + 4 and b0 + len(tb) > a1):
+        return None
+    head = ta[max(0, len(ta) - _SEAM_CHARS):]
+    skip = max(0, a1 - b0)                     # b's copy of the overlap
+    gap = "\n" * max(0, b0 - a1)
+    tail = tb[skip:skip + _SEAM_CHARS]
+    text = head + gap + tail
+    cut = len(head) + len(gap)
+    return text, cut, a1 - len(head), b0 + skip
 
 
 def _opening(text: str) -> tuple[str, int, int, float]:

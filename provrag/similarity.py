@@ -110,15 +110,19 @@ def spans(text: str) -> list[tuple[int, int]]:
     A fast regex split, not pysbd: it runs over every candidate unit of every cited sentence,
     and a quote needs a readable span, not a linguistically perfect sentence.
     """
-    from .sentences import ABBREV
+    from .sentences import _FURNITURE, ABBREV
 
     out: list[tuple[int, int]] = []
     pos = 0
-    for m in list(_SENT_END.finditer(text)) + [None]:
+    masked = _FURNITURE.sub(lambda m: " " * len(m.group(0)), text)  # "Page 8" lines are whitespace
+    for m in list(_SENT_END.finditer(masked)) + [None]:
         end = m.start() if m else len(text)
         nxt = m.end() if m else len(text)
         if m and "\n" not in m.group(0) and ABBREV.search(text[max(pos, end - 12):end]):
             continue  # "led by Dr. Imogen Vale": an abbreviation's period ends no sentence
+        if m and "\n\n" in m.group(0).replace(" ", "") and masked[m.end():m.end() + 1].islower() \
+                and (text[end - 1:end].isalnum() or text[end - 1:end] in ",-"):
+            continue  # "Four of\n\nPage 8\nthe sororities are…": one sentence across a page break
         seg = text[pos:end]
         if seg.strip():
             lead = len(seg) - len(seg.lstrip())

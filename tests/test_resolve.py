@@ -274,3 +274,36 @@ def test_provrag_index_resolves_to_real_pages(small_index):
     for i, (hrid, _, _) in enumerate(picks, 1):
         top = [s for s in res["sources"] if s["sentence_index"] == i][0]
         assert top["text_unit"] == hrid and top["score"] > 0.8
+
+
+# ---- a sentence cut by a page break ----------------------------------------------------------
+
+def test_sentence_across_a_page_break_resolves_to_both_pages(tmp_path_factory):
+    """A sentence that runs from the foot of one page onto the next is one source over both
+    pages, quoted whole; a sentence wholly on one page stays a one-page source."""
+    from provrag.sentences import _FURNITURE
+    from tests.test_retrieve import squad_subset_index
+
+    index = squad_subset_index(tmp_path_factory)
+    with open_index(index) as r:
+        rows = r.con.execute("""
+            SELECT t.human_readable_id, t.document_id, t.page_start, t.page_end, t.text FROM text_units t
+            WHERE t.page_start IS NOT NULL ORDER BY t.document_id, t.char_start""").fetchall()
+        doc_text = dict(r.con.execute("SELECT id, text FROM documents").fetchall())
+        seams = []
+        for a, b in zip(rows, rows[1:]):
+            head, tail = a[4].rstrip(), _FURNITURE.sub("", b[4]).lstrip()
+            if a[1] == b[1] and b[2] == a[3] + 1 and not re.search(r"[.!?:\"”)]$", head) and tail[:1].islower():
+                before = " ".join(re.split(r"(?<=[.!?])\s+", " ".join(head.split()))[-1:])
+                after, rest = (re.split(r"(?<=[.!?])\s+(?=[A-Z])", " ".join(tail.split()), maxsplit=2) + ["", ""])[:2]
+                seams.append((a, b, f"{before} {after}", rest))
+        assert len(seams) >= 5  # the three PDFs have sentences cut by page breaks
+        whole = [(a, b, s, resolve_refs(r, [Ref("Sources", [a[0], b[0]])], s, top_k=2)[0][0]) for a, b, s, _ in seams]
+        parts = [resolve_refs(r, [Ref("Sources", [a[0], b[0]])], rest, top_k=2)[0][0]
+                 for a, b, _, rest in seams if len(rest.split()) >= 8]
+    for a, b, sentence, top in whole:
+        assert (top["page_start"], top["page_end"]) == (a[3], b[2]), (sentence, top)
+        assert doc_text[a[1]][top["char_start"]:top["char_end"]] == top["quote"]
+        words = re.findall(r"\w+", top["quote"])
+        assert sentence.split()[0] in words and sentence.split()[-1].strip(".,;") in words
+    assert parts and all(s["page_start"] == s["page_end"] for s in parts)

@@ -22,3 +22,33 @@ def test_split_sentences_keeps_dr_with_its_name():
     sents = [" ".join(PAGE2[a:b].split()) for a, b in split_sentences(PAGE2)]
     assert any(s.startswith("The commissioning team is led by Dr. Imogen Vale") for s in sents)
     assert not any(s.startswith("Imogen Vale") for s in sents)
+
+
+# the foot of page 2 and the head of page 3 of the SQuAD "Southern California" PDF, as its
+# text units hold them: the sentence runs on past the page number
+PAGE_BREAK = ("or territorial status separate from Northern California. The last attempt, the Pico\n"
+              "Page 3\nAct of 1859, was passed by the California State Legislature and signed by the\n"
+              "State governor John B. Weller. It was approved overwhelmingly by nearly 75%")
+
+
+def test_a_sentence_runs_on_past_a_page_number():
+    sents = [" ".join(PAGE_BREAK[a:b].split()) for a, b in split_sentences(PAGE_BREAK)]
+    assert sents[1] == ("The last attempt, the Pico Page 3 Act of 1859, was passed by the California State "
+                        "Legislature and signed by the State governor John B. Weller.")
+    assert sents[2].startswith("It was approved")
+
+
+def test_a_heading_before_a_blank_line_still_ends_a_sentence():
+    text = ("A long first line of running text that ends here with a full stop.\nShort heading\n\n"
+            "The next paragraph starts here and runs on to its end.")
+    sents = [text[a:b] for a, b in split_sentences(text)]
+    assert sents == ["A long first line of running text that ends here with a full stop.", "Short heading",
+                     "The next paragraph starts here and runs on to its end."]
+
+
+def test_a_quote_crosses_a_page_break_when_the_sentence_does():
+    text = ("There are fifteen fraternities and seven sororities at the University. Four of\n\nPage 8\n"
+            "the sororities are members of the National Panhellenic Conference, and ten of the fraternities form the "
+            "Interfraternity Council.")
+    quote, start, end, _ = best_span("Four of the sororities are members of the National Panhellenic Conference", text)
+    assert quote.startswith("Four of") and "National Panhellenic Conference" in quote and text[start:end] == quote
