@@ -195,6 +195,28 @@ class Scorer:
         return s
 
 
+SOFT_MIN, SOFT_EXTRA = 5, 3   # prefix matching: the shorter stem has >= 5 letters, the longer adds <= 3
+
+
+def _unify(terms: list[str], qset: set[str], memo: dict[str, str]) -> list[str]:
+    """Sentence terms with near-forms of a question term read as that term: a stem that is a
+    prefix of the other, a few letters apart ("german" / "germani", "percent" / "percentag",
+    "kenya" / "kenyan"). Snowball leaves such adjective/noun and country/demonym pairs apart,
+    and the sentence that answers a question about "German students" speaks of "Germany"."""
+    out = []
+    for u in terms:
+        if u not in memo:
+            memo[u] = u
+            if u not in qset:
+                for t in qset:
+                    a, b = (u, t) if len(u) <= len(t) else (t, u)
+                    if len(a) >= SOFT_MIN and len(b) - len(a) <= SOFT_EXTRA and b.startswith(a) and not a.isdigit():
+                        memo[u] = t
+                        break
+        out.append(memo[u])
+    return out
+
+
 def _local_idf(qset: set[str], docs: list[list[str]]) -> dict[str, float]:
     """idf of the question terms within the given sentences (when no corpus idf is passed)."""
     n = len(docs)
@@ -228,6 +250,9 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
             s0, e0, _ = split[ri][-1]
             full = (leads[ri] if ri in leads and len(spans) == 1 else "") + text[s0:e0] + " " + tail
             split[ri][-1] = (s0, e0, terms_of(full))
+    qset = set(qterms or terms_of(question))
+    soft: dict[str, str] = {}
+    split = [[(s, e, _unify(t, qset, soft)) for s, e, t in rec] for rec in split]
     scorer = Scorer(question, idf, corpus=[t for rec in split for _, _, t in rec], qterms=qterms)
     priors = [float(r.get("score") or 0.0) for r in records]
     top = max(priors, default=0.0)

@@ -37,23 +37,17 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
             prev = masked[max(start, end - 1):end]
             if nxt.islower() and (prev.isalnum() or prev in ",;-"):
                 continue  # "…led to the\n\nexperiments of…": one sentence across a break
-            if masked[m.start():m.end()] != text[m.start():m.end()] and _running_line(masked, end):
-                continue  # "…the last attempt, the Pico\nPage 3\nAct of 1859 was…": a page break, not a paragraph's end
-        if ABBREV.search(masked[max(start, end - 12):end]) and "\n\n" not in gap:
+        if masked[m.start():m.end()] != text[m.start():m.end()]:
+            # a page break ("…the Pico\nPage 3\nAct of 1859…", "…a U.S.\n\n12\nCensus report…") is no
+            # paragraph's end: a sentence ends there only as it would with a space in its place
+            if not _TERMINAL.search(masked[start:end]) or ABBREV.search(masked[max(start, end - 12):end]):
+                continue
+        elif ABBREV.search(masked[max(start, end - 12):end]) and "\n\n" not in gap:
             continue
         spans.append((start, end))
         start = m.end()
     spans.append((start, len(masked)))
     return trim_spans(masked, _split_headings(masked, spans))
-
-
-def _running_line(text: str, end: int) -> bool:
-    """The line ending at `end` is wrapped running text (as long as most lines of the text),
-    not a heading or a paragraph's short last line: a sentence goes on past it."""
-    start = text.rfind("\n", 0, end) + 1
-    line = text[start:end].strip()
-    longest = max((len(ln.strip()) for ln in text.split("\n")), default=0)
-    return bool(line) and len(line) >= 0.6 * longest
 
 
 def trim_spans(text: str, spans) -> list[tuple[int, int]]:

@@ -120,9 +120,9 @@ def spans(text: str) -> list[tuple[int, int]]:
         nxt = m.end() if m else len(text)
         if m and "\n" not in m.group(0) and ABBREV.search(text[max(pos, end - 12):end]):
             continue  # "led by Dr. Imogen Vale": an abbreviation's period ends no sentence
-        if m and "\n\n" in m.group(0).replace(" ", "") and masked[m.end():m.end() + 1].islower() \
-                and (text[end - 1:end].isalnum() or text[end - 1:end] in ",-"):
-            continue  # "Four of\n\nPage 8\nthe sororities are…": one sentence across a page break
+        if m and masked[m.start():m.end()] != text[m.start():m.end()] and (
+                not re.search(r"[.!?;:][\"'”’)\]]*$", text[pos:end]) or ABBREV.search(text[max(pos, end - 12):end])):
+            continue  # a page break ("Four of\n\nPage 8\nthe sororities are…") ends a span only after a full stop
         seg = text[pos:end]
         if seg.strip():
             lead = len(seg) - len(seg.lstrip())
