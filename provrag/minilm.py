@@ -142,8 +142,8 @@ class _Bert:
         x += gb[1]
         return x
 
-    def pooled(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Mean-pooled, L2-normalised last hidden states of a padded (B, L) batch."""
+    def hidden_states(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Last hidden states (B, L, H) of a padded (B, L) batch."""
         b, n = ids.shape
         h, d = self.heads, self.hidden // self.heads
         x = self.word[ids] + self.pos[:n] + self.type0            # (B, L, H)
@@ -164,11 +164,7 @@ class _Bert:
                 ffn[r:r + _FFN_ROWS] = _gelu(x[r:r + _FFN_ROWS] @ i_w + i_b) @ f_w
             ffn += f_b
             x = self._ln(x + ffn, ln2)
-        x = x.reshape(b, n, self.hidden)
-        summed = np.einsum("bld,bl->bd", x, mask)
-        pooled = summed / np.maximum(mask.sum(1, keepdims=True), 1e-9)
-        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        return (pooled / norms).astype(np.float32)
+        return x.reshape(b, n, self.hidden)
 
 
 _MODELS: dict[str, tuple] = {}   # model folder -> (bert, tokenizer, weights sha, tokenizer sha): load once per process
@@ -214,6 +210,16 @@ class MiniLMEmbedder(Embedder):
         return [len(e.ids) for e in self._tok.encode_batch([_as_text(t) for t in texts])]
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self._forward(texts, None)
+
+    def embed_tokens(self, texts: list[str]) -> tuple[np.ndarray, list[tuple[list[str], np.ndarray]]]:
+        """Sentence embeddings and, from the same pass, each text's word pieces with their
+        L2-normalised contextual vectors ([CLS]/[SEP] left out): what token-level matching
+        (answer_offline's MaxSim) compares."""
+        tokens: list = [None] * len(texts)
+        return self._forward(texts, tokens), tokens
+
+    def _forward(self, texts: list[str], tokens: list | None) -> np.ndarray:
         texts = [_as_text(t) for t in texts]
         out = np.zeros((len(texts), DIM), np.float32)
         if not texts:
@@ -235,7 +241,14 @@ class MiniLMEmbedder(Embedder):
                 seq = enc[j].ids
                 ids[row, :len(seq)] = seq
                 mask[row, :len(seq)] = 1.0
-            out[idx] = self._bert.pooled(ids, mask)
+            x = self._bert.hidden_states(ids, mask)
+            pooled = np.einsum("bld,bl->bd", x, mask) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+            out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            if tokens is not None:
+                for row, j in enumerate(idx):
+                    v = x[row, 1:int(lengths[j]) - 1]
+                    tokens[j] = (enc[j].tokens[1:-1], (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True),
+                                                                       1e-12)).astype(np.float32))
 
         # One batch per core, each with single-threaded BLAS: numpy releases the GIL in matmuls
         # and ufuncs, so the elementwise half of the pass runs in parallel too, and OpenBLAS's

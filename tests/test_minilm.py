@@ -155,3 +155,16 @@ def test_gelu_matches_erf_definition():
     x = np.linspace(-12, 12, 20001, dtype=np.float32)
     ref = 0.5 * x.astype(np.float64) * (1 + erf(x.astype(np.float64) / np.sqrt(2)))
     assert np.abs(minilm._gelu(x) - ref).max() < 1e-6
+
+
+def test_token_vectors_come_from_the_same_pass_as_the_sentence_vector(emb):
+    texts = ["The Rhine flows through Cologne.", "hello world"]
+    pooled, toks = emb.embed_tokens(texts)
+    assert np.allclose(pooled, emb.embed(texts), atol=1e-6)
+    pieces, vecs = toks[0]
+    assert pieces[:3] == ["the", "rhine", "flows"] and "[CLS]" not in pieces and "[SEP]" not in pieces
+    assert vecs.shape == (len(pieces), 384) and np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    # a word's contextual vector is closest to the same word in another sentence about the same thing
+    _, (other,) = emb.embed_tokens(["Cologne lies on the Rhine."])
+    sims = vecs @ other[1].T
+    assert other[0][int(sims[pieces.index("rhine")].argmax())] == "rhine"
