@@ -391,8 +391,8 @@ def _rerank_minilm(question: str, cands: list[dict], weight: float, info: dict |
 
 
 def _question_pieces(pieces: list[str], vecs):
-    """The question's word pieces that carry content (no stop words, question words or
-    punctuation, no '##' continuations): each finds its best match among a sentence's pieces."""
+    """The question's word pieces that carry content (no stop words, which include the question
+    words, no punctuation, no '##' continuations): each finds its best match among a sentence's pieces."""
     from .lexical import STOP_WORDS
 
     keep = [i for i, p in enumerate(pieces) if p.isalnum() and not p.startswith("##") and p.lower() not in STOP_WORDS]

@@ -292,7 +292,6 @@ def _join_seams(sentence: str, ranked: list[tuple], units: dict) -> list[tuple]:
     is then "pages 7–8", not whichever half matched better."""
     from .similarity import best_span
 
-    by_uid = {s["text_unit_id"]: i for i, (_, _, s) in enumerate(ranked)}
     merged: set[int] = set()
     for i, (score, order, a) in enumerate(ranked):
         if i in merged:

@@ -123,7 +123,7 @@ def spans(text: str) -> list[tuple[int, int]]:
         if m and masked[m.start():m.end()] != text[m.start():m.end()] and (
                 not re.search(r"[.!?;:][\"'”’)\]]*$", text[pos:end]) or ABBREV.search(text[max(pos, end - 12):end])):
             continue  # a page break ("Four of\n\nPage 8\nthe sororities are…") ends a span only after a full stop
-        seg = text[pos:end]
+        seg = masked[pos:end]  # trimmed as masked: a span never opens or closes on a page number
         if seg.strip():
             lead = len(seg) - len(seg.lstrip())
             s0, s1 = pos + lead, pos + len(seg.rstrip())
