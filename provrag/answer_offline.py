@@ -26,7 +26,7 @@ its first words from the previous unit (`previous`), one closing it at a page br
 words from the next (`continuation`), and then cites both units. A sentence that continues
 the one before it ("This was …", "They also …") is shown after that one in the answer.
 On the dev split (bench/ask_quality.py) the lexical ranking puts a sentence holding the
-gold answer first for ~75 % of questions, the reranker ~78 %, at ~0.1-0.3 s per question.
+gold answer first for ~75 % of questions, the reranker ~78 %, at ~0.2-0.4 s per question.
 
 Global search uses the same scorer: map_points turns each report's best sentences into
 points scored 0–100 that cite the report; reduce_answer keeps the best points, merges the
