@@ -388,22 +388,41 @@ according following today currently later early""".split())
 # ---- spans --------------------------------------------------------------------------------------
 
 def sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence offsets: pysbd, then split again where paragraphs were glued ("century.First")."""
+    """Sentence offsets: pysbd, then split again where paragraphs were glued ("century.First").
+
+    pysbd ends a segment at every newline, so PDF text wrapped at ~80 characters would be
+    judged line by line (a claim spread over three lines fits no two-sentence window): it reads
+    a copy of the same length in which a line wrap is a space, and so is a page break with its
+    page number ("Four of | Page 8 | the sororities"); a blank line still ends a paragraph."""
     import pysbd
 
+    from .sentences import trim_spans
+
+    flat = _reading_copy(text)
     seg = pysbd.Segmenter(language="en", clean=False, char_span=True)
     out = []
-    for s in seg.segment(text):
+    for s in seg.segment(flat):
         start, end = s.start, s.end
         cut = start
-        for m in _SEAM.finditer(text, start, end):
+        for m in _SEAM.finditer(flat, start, end):
             if m.start() - cut > 1:
                 out.append((cut, m.start()))
                 cut = m.start()
         out.append((cut, end))
-    from .sentences import trim_spans
+    return trim_spans(flat, out)
 
-    return trim_spans(text, out)
+
+def _reading_copy(text: str) -> str:
+    """`text` with line wraps and page breaks (their page-number lines included) as spaces,
+    character for character, so offsets into it are offsets into `text`."""
+    from .sentences import _FURNITURE
+
+    masked = _FURNITURE.sub(lambda m: "\x00" * len(m.group(0)), text.replace("\r", " "))
+    # a whitespace run holding a page number is a page break: all spaces
+    masked = re.sub(r"\s*\x00[\x00\s]*", lambda m: " " * len(m.group(0)), masked)
+    # a run of whitespace with one newline is a line wrap; with two or more, a paragraph break
+    return re.sub(r"[ \t]*\n(?:[ \t]*\n)*", lambda m: m.group(0) if m.group(0).count("\n") > 1 else " " * len(m.group(0)),
+                  masked)
 
 
 def _heading(text: str) -> tuple[str, int]:

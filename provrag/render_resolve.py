@@ -20,6 +20,21 @@ def page_text(src: dict) -> str:
     return s
 
 
+def quote_line(src: dict) -> str:
+    """A source's quote on one line for the terminal: whitespace collapsed, and where the
+    source spans two pages, the page number caught inside the quote (a sentence running onto
+    the next page) shown as the break it is: "Four of ⟨page break⟩ the sororities …", not
+    "Four of Page 8 the sororities …". The quote itself (--json, char offsets) stays verbatim."""
+    from .sentences import _FURNITURE
+
+    q = src.get("quote") or ""
+    lines = q.split("\n")
+    if src.get("page_end") not in (None, src.get("page_start")) and len(lines) > 2:
+        q = "\n".join([lines[0]] + ["⟨page break⟩" if _FURNITURE.fullmatch(ln) else ln for ln in lines[1:-1]]
+                      + [lines[-1]])
+    return " ".join(q.split())
+
+
 class _Sources:
     """A table on a wide terminal; on a narrow one (or a pipe, which rich treats as 80
     columns) one entry per source, the quote on its own lines, so no column is squeezed
@@ -46,7 +61,7 @@ class _Sources:
             head = Text.assemble((f"{n:>2}. ", "bold"), (str(s.get("document") or ""), "bold"), f"  {page}",
                                  (f"  score {s.get('score', 0):.2f}", "dim"))
             yield head
-            q = " ".join((s.get("quote") or "").split())
+            q = quote_line(s)
             if q:
                 yield Padding(Text(f"“{q}”"), (0, 0, 0, 4))
             if s.get("via"):
@@ -74,7 +89,7 @@ def _table(sources: list[dict], title: str | None = None, has_pages: bool = True
         page = page_text(s)
         if page == "—":
             page = f"— (unit {s.get('text_unit')})"
-        q = (s.get("quote") or "").replace("\n", " ")
+        q = quote_line(s)
         t.add_row(str(n), Text(str(s.get("document") or "")), page, Text(f"“{q}”" if q else ""),
                   Text(s.get("via") or ""), f"{s.get('score', 0):.2f}")
     return t

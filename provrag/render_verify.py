@@ -5,6 +5,8 @@ contradicting one for ✗, the closest one for !.
 """
 from __future__ import annotations
 
+from .render_resolve import quote_line
+
 MARK = {"supported": ("✓", "green"), "contradicted": ("✗", "red"), "unsupported": ("!", "yellow")}
 
 
@@ -37,7 +39,7 @@ def _evidence_line(s: dict, width: int):
     if pg:
         t.append(f"  {pg}", style="cyan")
     t.append(tail, style="dim")
-    t.append("\n      “" + _short(s.get("quote") or "", max(40, width - 10)) + "”", style="italic")
+    t.append("\n      “" + _short(quote_line(s), max(40, width - 10)) + "”", style="italic")
     if s.get("reason"):
         t.append("\n      " + _short(s["reason"], max(40, width - 8)), style="dim")
     return t

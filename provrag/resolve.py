@@ -301,7 +301,7 @@ def _join_seams(sentence: str, ranked: list[tuple], units: dict) -> list[tuple]:
             if j == i or j in merged:
                 continue
             ub = units[b["text_unit_id"]]
-            seam = _seam(ua, ub)
+            seam = seam_text(ua, ub)
             if seam is None:
                 continue
             text, cut, a_off, b_off = seam
@@ -328,7 +328,7 @@ def _quote_lex(sentence: str, source: dict) -> float:
     return lexical_score(sentence, source.get("quote") or "")
 
 
-def _seam(a: dict, b: dict):
+def seam_text(a: dict, b: dict):
     """(text, cut, doc offset of text[0], doc offset of text[cut]) around the boundary where
     unit b follows unit a in one document, or None when they are not neighbours. Overlapping
     units (the chunker's overlap) contribute the overlap once; a gap of a few characters

@@ -49,7 +49,31 @@ def fetch_units(reader, ids: list[str]) -> dict[str, dict]:
     for r in reader.con.execute(sql, [ids]).fetchall():
         out[r[0]] = {"id": r[0], "human_readable_id": r[1], "text": r[2] or "", "page_start": r[3],
                      "page_end": r[4], "char_start": r[5], "document": r[6] or r[7] or r[9] or "(unknown document)",
-                     "path": r[7], "page_labels": r[8]}
+                     "path": r[7], "page_labels": r[8], "document_id": r[9]}
+    return out
+
+
+def seam_units(units: dict[str, dict]) -> list[dict]:
+    """A unit-like record for each pair of the given units that follow each other in one
+    document: the text around their boundary (resolve.seam_text), pages of both. A claim
+    made of a sentence that runs from one page onto the next is in neither unit whole."""
+    from provrag.resolve import seam_text
+
+    by_doc: dict = {}
+    for u in units.values():
+        if u.get("char_start") is not None and u.get("document_id") is not None:
+            by_doc.setdefault(u["document_id"], []).append(u)
+    out = []
+    for us in by_doc.values():
+        us.sort(key=lambda u: u["char_start"])
+        for a, b in zip(us, us[1:]):
+            seam = seam_text(a, b)
+            if seam is None:
+                continue
+            text, cut, offset, _ = seam
+            out.append(dict(a, id=f"{a['id']}+{b['id']}", parts=(a["id"], b["id"]), cut=cut, text=text, char_start=offset,
+                            human_readable_id=f"{a['human_readable_id']}+{b['human_readable_id']}",
+                            page_start=a["page_start"], page_end=b["page_end"]))
     return out
 
 
@@ -97,8 +121,12 @@ def _normalise_verdict(v, claim: str, text: str) -> dict:
 
 
 def _source(u: dict, verdict: dict, via: str, route: str) -> dict:
+    from provrag.render_resolve import quote_line
+
     a, b = verdict["span"]
-    quote = " ".join((u["text"][a:b] if b > a else u["text"][:300]).split())
+    # one line, as shown; a page number inside a quote across two pages reads as the break it is
+    quote = quote_line({"quote": u["text"][a:b] if b > a else u["text"][:300],
+                        "page_start": u["page_start"], "page_end": u["page_end"]})
     cs = u.get("char_start")
     return {
         "document": u["document"], "path": u["path"], "page_start": u["page_start"], "page_end": u["page_end"],
@@ -183,6 +211,24 @@ def check_claim(reader, claim: Claim, judge: Judge, cfg: dict) -> dict:
                 cited_vias.setdefault(uid, []).append(via)
     retrieved_rank = {uid: n + 1 for n, (uid, _) in enumerate(retrieved) if uid in units}
 
+    # a claim cut by a page break is whole only across two neighbouring units: judge the seam,
+    # and keep it where it supports the claim better than either unit alone
+    seams = seam_units(units)
+    seam_support: set[str] = set()   # units whose seam with a neighbour supports the claim
+    for s, v in zip(seams, judge(claim, seams)):
+        parts = [verdicts[p] for p in s["parts"]]
+        if v["label"] != "supported" or not v["span"][0] < s["cut"] < v["span"][1] \
+                or any(p["label"] == "supported" and p["score"] >= v["score"] for p in parts):
+            continue  # not supported, not across the boundary, or one unit says it as well
+        units[s["id"]], verdicts[s["id"]] = s, v
+        order.append(s["id"])
+        a, b = s["parts"]
+        if a in cited_vias or b in cited_vias:
+            cited_vias[s["id"]] = cited_vias.get(a, []) + cited_vias.get(b, [])
+        if a in retrieved_rank or b in retrieved_rank:
+            retrieved_rank[s["id"]] = min(retrieved_rank.get(a, 1 << 30), retrieved_rank.get(b, 1 << 30))
+        seam_support.update(s["parts"])  # the citations of either part take part in the support
+
     cited = _rank([_source(units[u], verdicts[u], "; ".join(dict.fromkeys(v))[:300], "cited")
                    for u, v in cited_vias.items()])
     evidence = []
@@ -196,7 +242,8 @@ def check_claim(reader, claim: Claim, judge: Judge, cfg: dict) -> dict:
 
     labels = [verdicts[u]["label"] for u in order]
     citations = [{"kind": kind, "id": i,
-                  "supports": any(verdicts[uid]["label"] == "supported" for uid, _ in us if uid in verdicts)}
+                  "supports": any(uid in seam_support or (uid in verdicts and verdicts[uid]["label"] == "supported")
+                                  for uid, _ in us)}
                  for kind, i, us in per_citation]
     return {
         "text": claim.text,

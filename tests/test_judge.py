@@ -98,3 +98,24 @@ def test_features_are_finite_numbers():
     assert g["missing_words"] == ["Mars"] and g["coverage"] < 1.0
     assert all(isinstance(f[n], float) for n in FEATURES)
     assert f["coverage"] == 1.0 and f["number_missing"] == 0.0
+
+
+def test_a_claim_over_several_wrapped_lines_is_judged_whole():
+    """PDF text is wrapped at ~80 characters and pysbd ends a segment at every newline; the
+    judge reads line wraps as spaces, so a claim spread over three lines is covered whole."""
+    from pathlib import Path
+
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(Path(__file__).resolve().parent.parent / "data" / "halcyon-commissioning-handbook.pdf"))
+    text = "\n".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
+    from provrag.sentences import split_sentences
+
+    # the handbook's sentences that run over three or more lines, as a claim would state them
+    long = [text[a:b] for a, b in split_sentences(text) if text[a:b].count("\n") >= 2 and "." in text[a:b][-2:]]
+    assert long
+    for sent in long[:3]:
+        claim = " ".join(sent.split())
+        v = judge(claim, [text], CFG)[0]
+        assert v["label"] == "supported" and "covers 100%" in v["reason"], (claim, v)
+        assert " ".join(text[v["span"][0]:v["span"][1]].split()).find(claim) >= 0

@@ -195,3 +195,37 @@ def test_ask_json_file_and_trace_last_are_verified(rfaq, tmp_path):
     by_trace = json.loads(last.stdout)
     assert [c["text"] for c in by_trace["claims"]] == [c["text"] for c in by_file["claims"]]
     assert by_trace["question"] == q and by_file["question"] == asked["question"] == q
+
+
+def test_a_claim_cut_by_a_page_break_is_supported_across_both_pages(tmp_path_factory):
+    """A sentence that runs from the foot of one page onto the next lies whole in neither text
+    unit: verify judges the seam of the two and cites both pages."""
+    import re
+
+    from provrag.config import load_config
+    from provrag.reader import open_index
+    from provrag.sentences import _FURNITURE
+    from provrag.verify import verify_answer
+    from tests.test_retrieve import squad_subset_index
+
+    index = squad_subset_index(tmp_path_factory)
+    cfg = load_config()
+    with open_index(index) as r:
+        rows = r.con.execute("""SELECT human_readable_id, document_id, page_start, page_end, text FROM text_units
+                                WHERE page_start IS NOT NULL ORDER BY document_id, char_start""").fetchall()
+        checked = 0
+        for a, b in zip(rows, rows[1:]):
+            head, tail = a[4].rstrip(), _FURNITURE.sub("", b[4]).lstrip()
+            if not (a[1] == b[1] and b[2] == a[3] + 1 and not re.search(r"[.!?:\"”)]$", head) and tail[:1].islower()):
+                continue
+            before = re.split(r"(?<=[.!?])\s+", " ".join(head.split()))[-1]
+            after = re.split(r"(?<=[.!?])\s+(?=[A-Z])", " ".join(tail.split()), maxsplit=1)[0]
+            if len(before.split()) < 4 or len(after.split()) < 4:
+                continue  # both halves must carry part of the claim
+            claim = verify_answer(r, f"{before} {after} [Data: Sources ({a[0]}, {b[0]})]", cfg)["claims"][0]
+            assert claim["verdict"] == "supported", (before, after, claim["cited"][:2])
+            top = claim["cited"][0]
+            assert (top["page_start"], top["page_end"]) == (a[3], b[2]) and top["label"] == "supported"
+            assert all(c["supports"] for c in claim["citations"])
+            checked += 1
+    assert checked >= 3
