@@ -72,7 +72,6 @@ def seam_units(units: dict[str, dict]) -> list[dict]:
                 continue
             text, cut, offset, _ = seam
             out.append(dict(a, id=f"{a['id']}+{b['id']}", parts=(a["id"], b["id"]), cut=cut, text=text, char_start=offset,
-                            human_readable_id=f"{a['human_readable_id']}+{b['human_readable_id']}",
                             page_start=a["page_start"], page_end=b["page_end"]))
     return out
 
@@ -130,7 +129,10 @@ def _source(u: dict, verdict: dict, via: str, route: str) -> dict:
     cs = u.get("char_start")
     return {
         "document": u["document"], "path": u["path"], "page_start": u["page_start"], "page_end": u["page_end"],
-        "page_label": _page_label(u.get("page_labels"), u["page_start"]), "text_unit_id": u["id"],
+        "page_label": _page_label(u.get("page_labels"), u["page_start"]),
+        # a seam (a quote across two units) names the unit it starts in, and lists both
+        "text_unit_id": u["parts"][0] if "parts" in u else u["id"],
+        **({"text_unit_ids": list(u["parts"])} if "parts" in u else {}),
         "text_unit": u["human_readable_id"], "quote": quote, "via": via, "score": verdict["score"],
         "label": verdict["label"], "reason": verdict["reason"], "route": route,
         "char_start": cs + a if cs is not None and b > a else None,

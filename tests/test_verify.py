@@ -226,6 +226,7 @@ def test_a_claim_cut_by_a_page_break_is_supported_across_both_pages(tmp_path_fac
             assert claim["verdict"] == "supported", (before, after, claim["cited"][:2])
             top = claim["cited"][0]
             assert (top["page_start"], top["page_end"]) == (a[3], b[2]) and top["label"] == "supported"
+            assert top["text_unit"] == a[0] and len(set(top["text_unit_ids"])) == 2 and top["text_unit_id"] == top["text_unit_ids"][0]
             assert all(c["supports"] for c in claim["citations"])
             checked += 1
     assert checked >= 3
