@@ -415,9 +415,9 @@ def sentences(text: str) -> list[tuple[int, int]]:
 def _reading_copy(text: str) -> str:
     """`text` with line wraps and page breaks (their page-number lines included) as spaces,
     character for character, so offsets into it are offsets into `text`."""
-    from .sentences import _FURNITURE
+    from .sentences import mask_furniture
 
-    masked = _FURNITURE.sub(lambda m: "\x00" * len(m.group(0)), text.replace("\r", " "))
+    masked = mask_furniture(text.replace("\r", " "), "\x00")
     # a whitespace run holding a page number is a page break: all spaces
     masked = re.sub(r"\s*\x00[\x00\s]*", lambda m: " " * len(m.group(0)), masked)
     # a run of whitespace with one newline is a line wrap; with two or more, a paragraph break

@@ -21,18 +21,11 @@ def page_text(src: dict) -> str:
 
 
 def quote_line(src: dict) -> str:
-    """A source's quote on one line for the terminal: whitespace collapsed, and where the
-    source spans two pages, the page number caught inside the quote (a sentence running onto
-    the next page) shown as the break it is: "Four of ⟨page break⟩ the sororities …", not
-    "Four of Page 8 the sororities …". The quote itself (--json, char offsets) stays verbatim."""
-    from .sentences import _FURNITURE
+    """A source's quote on one line (sentences.display_quote); the quote itself (--json, char
+    offsets) stays verbatim."""
+    from .sentences import display_quote
 
-    q = src.get("quote") or ""
-    lines = q.split("\n")
-    if src.get("page_end") not in (None, src.get("page_start")) and len(lines) > 2:
-        q = "\n".join([lines[0]] + ["⟨page break⟩" if _FURNITURE.fullmatch(ln) else ln for ln in lines[1:-1]]
-                      + [lines[-1]])
-    return " ".join(q.split())
+    return display_quote(src.get("quote"), src.get("page_end") not in (None, src.get("page_start")))
 
 
 class _Sources:

@@ -20,6 +20,32 @@ ABBREV = re.compile(r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|Mt|Ft|Gen|Col|Lt|
 _FURNITURE = re.compile(r"(?im)^[ \t]*(?:page[ \t]+)?\d{1,4}(?:[ \t]+of[ \t]+\d{1,4})?[ \t]*$")
 
 
+def mask_furniture(text: str, fill: str = " ") -> str:
+    """`text` with its page-furniture lines ("Page 4", "12", "3 of 20") overwritten by `fill`,
+    character for character, so offsets into the result are offsets into `text`."""
+    return _FURNITURE.sub(lambda m: fill * len(m.group(0)), text)
+
+
+def page_break_ends(before: str, ender: re.Pattern | None = None) -> bool:
+    """Whether a sentence ends at a page break after `before`: only as it would with a space
+    in place of the break — after terminal punctuation (`ender`) that closes no abbreviation.
+    A page number between two lines is no paragraph's end ("…the Pico | Page 3 | Act of 1859…",
+    "…a U.S. | Page 5 | Census report…")."""
+    return bool((ender or _TERMINAL).search(before)) and not ABBREV.search(before[-12:])
+
+
+def display_quote(quote: str | None, across_pages: bool = False) -> str:
+    """A quote on one line for the terminal: whitespace collapsed, and in a quote across two
+    pages, the page number caught inside it shown as the break it is ("Four of ⟨page break⟩
+    the sororities …", not "Four of Page 8 the sororities …")."""
+    q = quote or ""
+    lines = q.split("\n")
+    if across_pages and len(lines) > 2:
+        q = "\n".join([lines[0]] + ["⟨page break⟩" if _FURNITURE.fullmatch(ln) else ln for ln in lines[1:-1]]
+                      + [lines[-1]])
+    return " ".join(q.split())
+
+
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence of `text` (offsets into it), whitespace trimmed.
 
@@ -27,7 +53,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     (a page or paragraph break) ends a sentence only when the text before it could end one:
     a sentence running across a page break stays whole.
     """
-    masked = _FURNITURE.sub(lambda m: " " * len(m.group(0)), text)
+    masked = mask_furniture(text)
     spans, start = [], 0
     for m in _BOUNDARY.finditer(masked):
         end = m.start()
@@ -37,10 +63,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
             prev = masked[max(start, end - 1):end]
             if nxt.islower() and (prev.isalnum() or prev in ",;-"):
                 continue  # "…led to the\n\nexperiments of…": one sentence across a break
-        if masked[m.start():m.end()] != text[m.start():m.end()]:
-            # a page break ("…the Pico\nPage 3\nAct of 1859…", "…a U.S.\n\n12\nCensus report…") is no
-            # paragraph's end: a sentence ends there only as it would with a space in its place
-            if not _TERMINAL.search(masked[start:end]) or ABBREV.search(masked[max(start, end - 12):end]):
+        if masked[m.start():m.end()] != text[m.start():m.end()]:  # a page break
+            if not page_break_ends(masked[start:end]):
                 continue
         elif ABBREV.search(masked[max(start, end - 12):end]) and "\n\n" not in gap:
             continue

@@ -100,6 +100,7 @@ def _terms_uncached(text: str) -> tuple[frozenset, frozenset]:
 
 
 _SENT_END = re.compile(r"(?<=[.!?;:])[\"'”’)\]]*\s+|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+_SPAN_END = re.compile(r"[.!?;:][\"'”’)\]]*$")   # what ends a span before a page break (as _SENT_END)
 _MAX_SPAN_WORDS = 60    # a "sentence" longer than this (tables, run-on PDF text) is cut into windows
 _WINDOW, _STEP = 40, 20
 
@@ -110,18 +111,17 @@ def spans(text: str) -> list[tuple[int, int]]:
     A fast regex split, not pysbd: it runs over every candidate unit of every cited sentence,
     and a quote needs a readable span, not a linguistically perfect sentence.
     """
-    from .sentences import _FURNITURE, ABBREV
+    from .sentences import ABBREV, mask_furniture, page_break_ends
 
     out: list[tuple[int, int]] = []
     pos = 0
-    masked = _FURNITURE.sub(lambda m: " " * len(m.group(0)), text)  # "Page 8" lines are whitespace
+    masked = mask_furniture(text)  # "Page 8" lines are whitespace
     for m in list(_SENT_END.finditer(masked)) + [None]:
         end = m.start() if m else len(text)
         nxt = m.end() if m else len(text)
         if m and "\n" not in m.group(0) and ABBREV.search(text[max(pos, end - 12):end]):
             continue  # "led by Dr. Imogen Vale": an abbreviation's period ends no sentence
-        if m and masked[m.start():m.end()] != text[m.start():m.end()] and (
-                not re.search(r"[.!?;:][\"'”’)\]]*$", text[pos:end]) or ABBREV.search(text[max(pos, end - 12):end])):
+        if m and masked[m.start():m.end()] != text[m.start():m.end()] and not page_break_ends(text[pos:end], _SPAN_END):
             continue  # a page break ("Four of\n\nPage 8\nthe sororities are…") ends a span only after a full stop
         seg = masked[pos:end]  # trimmed as masked: a span never opens or closes on a page number
         if seg.strip():

@@ -120,12 +120,12 @@ def _normalise_verdict(v, claim: str, text: str) -> dict:
 
 
 def _source(u: dict, verdict: dict, via: str, route: str) -> dict:
-    from provrag.render_resolve import quote_line
+    from provrag.sentences import display_quote
 
     a, b = verdict["span"]
     # one line, as shown; a page number inside a quote across two pages reads as the break it is
-    quote = quote_line({"quote": u["text"][a:b] if b > a else u["text"][:300],
-                        "page_start": u["page_start"], "page_end": u["page_end"]})
+    quote = display_quote(u["text"][a:b] if b > a else u["text"][:300],
+                          u["page_end"] not in (None, u["page_start"]))
     cs = u.get("char_start")
     return {
         "document": u["document"], "path": u["path"], "page_start": u["page_start"], "page_end": u["page_end"],

@@ -211,6 +211,28 @@ def _pdf_sentence(name: str, start: str) -> str:
     return next(clean(text[a:b]) for a, b in split_sentences(text) if clean(text[a:b]).startswith(start))
 
 
+def test_near_forms_of_a_question_word_count_as_that_word(monkeypatch):
+    """"German students" is answered by the sentence about Germany: snowball stems German and
+    Germany apart (german / germani), the answerer reads the near-form as the question's term."""
+    import provrag.answer_offline as ao
+    from provrag.answer_offline import _unify, rank_sentences
+
+    assert _unify(["germani", "percent", "pupil"], {"german", "percentag"}, {}) == ["german", "percentag", "pupil"]
+    assert _unify(["art", "organis"], {"artist", "organ"}, {}) == ["art", "organ"]  # "art" is too short to stand for "artist"
+    q = "What percentage of German students attended private schools in 2008?"
+    records = [{"text": _pdf_sentence("private-school.pdf", "Over 10% of Swedish pupils"), "score": 1.0},
+               {"text": _pdf_sentence("private-school.pdf", "Overall, between 1992 and 2008"), "score": 1.0}]
+
+    def germany(ranked):
+        return next(c for c in ranked if "Germany" in c["sentence"])
+
+    with_forms = germany(rank_sentences(q, records))
+    monkeypatch.setattr(ao, "_unify", lambda terms, qset, memo: terms)
+    without = germany(rank_sentences(q, records))
+    # "Germany" and "percent" now count for "German" and "percentage": more of the question covered
+    assert with_forms["coverage"] > without["coverage"] + 0.2 and with_forms["score"] > without["score"]
+
+
 def test_maxsim_matches_the_question_word_by_word():
     """Token-level MaxSim separates the sentence that answers (its words answer the question's
     one by one) from a topical one by a wider margin than the sentence cosine does."""

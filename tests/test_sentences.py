@@ -52,3 +52,19 @@ def test_a_quote_crosses_a_page_break_when_the_sentence_does():
             "Interfraternity Council.")
     quote, start, end, _ = best_span("Four of the sororities are members of the National Panhellenic Conference", text)
     assert quote.startswith("Four of") and "National Panhellenic Conference" in quote and text[start:end] == quote
+
+
+def test_a_quote_never_opens_on_a_page_number():
+    text = ("Page 8\nthe sororities are members of the National Panhellenic Conference, and ten of the "
+            "fraternities form the Interfraternity Council.")
+    quote, start, _, _ = best_span("the sororities are members of the National Panhellenic Conference", text)
+    assert quote.startswith("the sororities") and start == text.index("the sororities")
+
+
+def test_a_page_number_inside_a_quote_across_pages_is_shown_as_a_break():
+    from provrag.sentences import display_quote
+
+    quote = "Four of\n\nPage 8\nthe sororities are members"
+    assert display_quote(quote, across_pages=True) == "Four of ⟨page break⟩ the sororities are members"
+    # on one page a number line is content (a table cell, a figure), and stays as written
+    assert display_quote("Totals\n12\nunits in all", across_pages=False) == "Totals 12 units in all"
