@@ -135,7 +135,10 @@ def log_table(rows: list[dict], width: int = 120):
         t.add_column("answer", ratio=5, no_wrap=True, overflow="ellipsis")
     t.add_column("src", justify="right", no_wrap=True)
     for r in rows:
-        cells = [r["trace_id"], (r.get("created") or "")[:16].replace("T", " "), r.get("method") or ""]
+        method = r.get("method") or ""
+        if not wide and (r.get("kind") or "ask") != "ask":  # no kind column: a verify run's "method" is its judge
+            method = f"{r['kind']} ({method})" if method else r["kind"]
+        cells = [r["trace_id"], (r.get("created") or "")[:16].replace("T", " "), method]
         if wide:
             cells.append(r.get("kind") or "")
         cells.append(Text(_short(r.get("question") or "", 100)))

@@ -117,3 +117,22 @@ def test_bad_input_exits_2_with_one_line(index, env, args, msg):
     assert msg in r.stderr
     assert "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_log_table_names_verify_runs_on_a_narrow_terminal():
+    """Without the kind column (narrow terminal) a verify run must not pass for an ask whose
+    method is called "offline"."""
+    from rich.console import Console
+
+    from provrag.render_ask import log_table
+
+    rows = [{"trace_id": "aaaaaaaaaaaa", "kind": "ask", "method": "local", "question": "Who?", "n_sources": 2},
+            {"trace_id": "bbbbbbbbbbbb", "kind": "verify", "method": "offline", "question": "Who?", "n_sources": 4}]
+    for width, verify_cell in ((80, "verify (offline)"), (160, "offline")):
+        con = Console(width=width, record=True)
+        con.print(log_table(rows, width))
+        lines = con.export_text().splitlines()
+        ask_line = next(x for x in lines if "aaaaaaaaaaaa" in x)
+        verify_line = next(x for x in lines if "bbbbbbbbbbbb" in x)
+        assert verify_cell in verify_line and "local" in ask_line and "verify" not in ask_line
+        assert ("verify" in verify_line.replace("verify (offline)", "")) == (width >= 110)  # kind column when wide
