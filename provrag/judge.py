@@ -31,8 +31,10 @@ config.toml [verify], so a user can read and change them. Decision for one span:
   claim number the text never states where the span states another → never *supported*;
 - *supported* when the support score is at or above `support_threshold`;
 - else *contradicted* when the span covers at least `contradict_min_coverage` of the claim and
-  a veto fired, or a claim name is missing where the span names others and the contradiction
-  score is at or above `contradict_threshold` (never on low overlap alone);
+  a veto fired — a claim's negation only where the span states the negated words (a span silent
+  on them is off topic, not of the other polarity) — or a claim name is missing where the span
+  names others and the contradiction score is at or above `contradict_threshold` (never on low
+  overlap alone);
 - else *unsupported*.
 """
 from __future__ import annotations
@@ -63,7 +65,8 @@ unable fail fails failed failing refuse refused refuses lack lacks lacked deny d
 """.split())
 
 # Opposites that flip a claim without a negation word. Hand list (no offline WordNet here);
-# each pair is symmetric and matched on Snowball stems.
+# each pair is symmetric and matched on Snowball stems. No ("with", "without"): "without" is a
+# negation cue, judged in its scope; as an unscoped pair any "met with" contradicted "without a permit".
 ANTONYMS = [
     ("more", "less"), ("more", "fewer"), ("most", "least"), ("increas", "decreas"),
     ("rise", "fall"), ("rose", "fell"), ("gain", "loss"), ("win", "lose"), ("won", "lost"),
@@ -83,7 +86,7 @@ ANTONYMS = [
     ("right", "wrong"), ("good", "bad"), ("best", "worst"), ("better", "wors"),
     ("strong", "weak"), ("rich", "poor"), ("hot", "cold"), ("warm", "cool"), ("fast", "slow"),
     ("easi", "difficult"), ("easi", "hard"), ("entir", "partial"), ("alway", "never"),
-    ("everi", "none"), ("all", "none"), ("with", "without"), ("present", "absent"),
+    ("everi", "none"), ("all", "none"), ("present", "absent"),
     ("support", "oppos"), ("agre", "disagre"), ("like", "dislik"), ("love", "hate"),
     ("friend", "enemi"), ("ally", "enemi"), ("legal", "illeg"), ("import", "export"),
     ("buy", "sell"), ("bought", "sold"), ("arriv", "depart"), ("enter", "exit"),
@@ -548,6 +551,20 @@ def _negated(span: Text, claim_stems: set[str], pool) -> bool:
     return False
 
 
+def _claim_negated(claim: Text, pool) -> bool:
+    """Does a negation of the claim scope over words the span states? The claim's side of the
+    rule of `_negated`, used for contradiction only: "no equipment is energised without a permit"
+    is not contradicted by a span that never mentions equipment, energising or permits (that span
+    is off topic, not of the other polarity), while "was not elected" is by "was elected". A
+    claim negation the span does not state still keeps the span from supporting the claim
+    (`negation_mismatch`). A cue with no content word after it ("did not") is in scope."""
+    for i in claim.neg_at:
+        after = claim.stems[i:i + 3]
+        if not after or any(_covered(w, pool) for w in after):
+            return True
+    return False
+
+
 # every feature is bounded in [0, 1]: a linear score fitted on short dev claims must not run
 # away on a long real one (an unbounded count of missing words once did exactly that)
 FEATURES = ("coverage", "name_coverage", "unit_coverage", "focus_coverage",
@@ -623,6 +640,8 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
                                      for q in num_missing)),
         "name_conflict": float(bool(name_missing) and bool(span_names)),
         "negation_mismatch": float((c.negations > 0) != _negated(st, set(c.stems), pool)),
+        # the stricter form a contradiction needs: the claim's negation must bear on what the span states
+        "negation_conflict": float(_claim_negated(c, pool) != _negated(st, set(c.stems), pool)),
         "antonym": float(bool(ant)),
         "similarity": _char_cosine(normalise(claim), normalise(evidence[a:b])),
         "order": order,
@@ -673,9 +692,11 @@ def decide(feat: dict, vcfg: dict) -> tuple[str, float, float]:
         return "supported", s, c
     # a contradiction needs a positive conflict signal on a span that otherwise matches: a veto,
     # or a name of the claim replaced by other names with a high contradiction score
+    # (a claim negation counts here only where the span states the negated words: negation_conflict)
+    conflict = feat.get("negation_conflict", feat["negation_mismatch"]) or feat["antonym"] or feat["number_conflict"]
     if feat["coverage"] >= vcfg["contradict_min_coverage"] and (
-            veto or (feat["name_conflict"] and c >= vcfg["contradict_threshold"])):
-        return "contradicted", s, max(c, vcfg["contradict_threshold"]) if veto else c
+            conflict or (feat["name_conflict"] and c >= vcfg["contradict_threshold"])):
+        return "contradicted", s, max(c, vcfg["contradict_threshold"]) if conflict else c
     return "unsupported", s, c
 
 

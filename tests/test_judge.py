@@ -3,6 +3,7 @@ its accuracy on a slice of the real dev data (VitaminC, HaluEval) it was fitted 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +120,33 @@ def test_a_claim_over_several_wrapped_lines_is_judged_whole():
         v = judge(claim, [text], CFG)[0]
         assert v["label"] == "supported" and "covers 100%" in v["reason"], (claim, v)
         assert " ".join(text[v["span"][0]:v["span"][1]].split()).find(claim) >= 0
+
+
+def _handbook_pages() -> list[str]:
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(Path(__file__).resolve().parent.parent / "data" / "halcyon-commissioning-handbook.pdf"))
+    return [pdf[i].get_textpage().get_text_range() for i in range(len(pdf))]
+
+
+def test_a_claim_negation_contradicts_only_a_span_that_states_the_negated_words():
+    """The handbook's own sentence "no equipment is energised … without a permit she has
+    signed" against the title page ("Approved by Dr. Imogen Vale …"), which says nothing about
+    equipment or permits: off topic, so unsupported, not contradicted (the claim's negation has
+    nothing in that span to deny). Against its own page it is supported, and a sentence that
+    negates what a page states is still contradicted by it."""
+    pages = _handbook_pages()
+    flat = [" ".join(p.split()) for p in pages]
+    title = pages[next(i for i, p in enumerate(flat) if "Approved by Dr. Imogen Vale" in p)]
+    i = next(i for i, p in enumerate(flat) if "permit she has signed" in p)
+    own = pages[i]
+    claim = next(s for s in flat[i].split(". ") if "permit she has signed" in s).strip()
+    assert "without" in claim and "Imogen Vale" in claim
+    assert _labels(claim, [title]) == ["unsupported"]
+    # "Met with: Helga Marsh, Dr. Imogen Vale …": "with" is no opposite of the claim's "without"
+    # (that is a negation cue, judged in its scope above)
+    notes = (Path(__file__).resolve().parent.parent / "data" / "halcyon-inspection-notes-2025-06-20.txt").read_text()
+    assert _labels(claim, [notes]) == ["unsupported"]
+    assert _labels(claim, [own]) == ["supported"]
+    negated = "The commissioning team is not led by Dr. Imogen Vale."
+    assert _labels(negated, [own]) == ["contradicted"]
