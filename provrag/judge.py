@@ -690,10 +690,10 @@ def decide(feat: dict, vcfg: dict) -> tuple[str, float, float]:
         s = min(s, vcfg["support_threshold"] - 0.01)
     if s >= vcfg["support_threshold"]:
         return "supported", s, c
-    # a contradiction needs a positive conflict signal on a span that otherwise matches: a veto,
-    # or a name of the claim replaced by other names with a high contradiction score
-    # (a claim negation counts here only where the span states the negated words: negation_conflict)
-    conflict = feat.get("negation_conflict", feat["negation_mismatch"]) or feat["antonym"] or feat["number_conflict"]
+    # a contradiction needs a positive conflict signal on a span that otherwise matches: a veto
+    # (a claim's negation only where the span states the negated words), or a name of the claim
+    # replaced by other names with a high contradiction score
+    conflict = feat["negation_conflict"] or feat["antonym"] or feat["number_conflict"]
     if feat["coverage"] >= vcfg["contradict_min_coverage"] and (
             conflict or (feat["name_conflict"] and c >= vcfg["contradict_threshold"])):
         return "contradicted", s, max(c, vcfg["contradict_threshold"]) if conflict else c

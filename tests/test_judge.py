@@ -3,14 +3,13 @@ its accuracy on a slice of the real dev data (VitaminC, HaluEval) it was fitted 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from provrag.claims import split_claims
 from provrag.config import load_config
 from provrag.judge import FEATURES, features, judge, qty_ok, quantities
-from tests.conftest import EVAL_DEV
+from tests.conftest import EVAL_DEV, ROOT
 
 CFG = load_config()
 YANKEES = (EVAL_DEV / "halueval" / "corpus" / "he-dev-0005.md")
@@ -104,13 +103,9 @@ def test_features_are_finite_numbers():
 def test_a_claim_over_several_wrapped_lines_is_judged_whole():
     """PDF text is wrapped at ~80 characters and pysbd ends a segment at every newline; the
     judge reads line wraps as spaces, so a claim spread over three lines is covered whole."""
-    from pathlib import Path
-
-    import pypdfium2 as pdfium
-
-    pdf = pdfium.PdfDocument(str(Path(__file__).resolve().parent.parent / "data" / "halcyon-commissioning-handbook.pdf"))
-    text = "\n".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
     from provrag.sentences import split_sentences
+
+    text = "\n".join(_handbook_pages())
 
     # the handbook's sentences that run over three or more lines, as a claim would state them
     long = [text[a:b] for a, b in split_sentences(text) if text[a:b].count("\n") >= 2 and "." in text[a:b][-2:]]
@@ -125,7 +120,7 @@ def test_a_claim_over_several_wrapped_lines_is_judged_whole():
 def _handbook_pages() -> list[str]:
     import pypdfium2 as pdfium
 
-    pdf = pdfium.PdfDocument(str(Path(__file__).resolve().parent.parent / "data" / "halcyon-commissioning-handbook.pdf"))
+    pdf = pdfium.PdfDocument(str(ROOT / "data" / "halcyon-commissioning-handbook.pdf"))
     return [pdf[i].get_textpage().get_text_range() for i in range(len(pdf))]
 
 
@@ -145,7 +140,7 @@ def test_a_claim_negation_contradicts_only_a_span_that_states_the_negated_words(
     assert _labels(claim, [title]) == ["unsupported"]
     # "Met with: Helga Marsh, Dr. Imogen Vale …": "with" is no opposite of the claim's "without"
     # (that is a negation cue, judged in its scope above)
-    notes = (Path(__file__).resolve().parent.parent / "data" / "halcyon-inspection-notes-2025-06-20.txt").read_text()
+    notes = (ROOT / "data" / "halcyon-inspection-notes-2025-06-20.txt").read_text()
     assert _labels(claim, [notes]) == ["unsupported"]
     assert _labels(claim, [own]) == ["supported"]
     negated = "The commissioning team is not led by Dr. Imogen Vale."
