@@ -13,7 +13,9 @@ A control page with a remote image, a console.error and an alert is loaded first
 listeners catch what they are meant to catch (a detector that sees nothing proves nothing).
 
 Skipped, with the reason, where no Chromium binary is installed (CI installs Debian's chromium).
-Set PROVRAG_SCREENSHOT=FILE to keep the screenshot (docs/report-screenshot.png was made so).
+Set PROVRAG_SCREENSHOT=FILE to keep the screenshot. docs/report-screenshot.png is the README
+example's report (`provrag report --trace last --index output`), shot with `chromium --headless
+--window-size=1280,1500 --screenshot`.
 """
 from __future__ import annotations
 
