@@ -124,10 +124,9 @@ def paragraph_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each paragraph of `text`, for the context a sentence is read in.
 
     Text extracted from a PDF marks no paragraphs: every line ends in a newline. A line ends
-    a paragraph where a reflowing reader would put one (the rule pdftotext-style reflow
-    uses): it ends a sentence and the next line's first word would have fitted after it,
-    within the text's longest line less a few characters, so the typesetter broke the line
-    on purpose. A blank line always ends one; a heading line is its own paragraph; a page
+    a paragraph where the typesetter must have broken it on purpose: it ends a sentence and
+    the next line's first word would have fitted after it, within the text's longest line
+    less a few characters. A blank line always ends one; a heading line is its own paragraph; a page
     number line neither ends nor opens one, so a paragraph runs on across a page break.
     In text not wrapped at a width (DOCX, HTML, markdown), every line that ends a sentence
     ends its paragraph. On the 24 SQuAD dev PDFs this finds 1,007 paragraphs (of more than
