@@ -408,9 +408,10 @@ def _rerank_minilm(question: str, cands: list[dict], weight: float, info: dict |
         c["lexical_score"] = c["score"]
         c["cosine"] = round(float(x), 4)
         c["maxsim"] = round(float((qv @ sv.T).max(1).mean()), 4) if len(qv) and len(sv) else 0.0
-        c["paragraph_cosine"] = round(para_cos.get(c.get("paragraph") or c["sentence"], 0.0), 4)
+        pc = para_cos.get(c.get("paragraph") or c["sentence"])  # None when not asked for (weight 0)
+        c["paragraph_cosine"] = None if pc is None else round(pc, 4)
         c["score"] = round(c["score"] + weight * float(x) + maxsim_weight * c["maxsim"]
-                           + paragraph_weight * c["paragraph_cosine"], 6)
+                           + paragraph_weight * (pc or 0.0), 6)
     out = sorted(cands, key=lambda c: (-c["score"], c["record"], c["start"]))
     if info is not None:
         info["rerank"] = "minilm"

@@ -295,6 +295,7 @@ def test_the_reranker_compares_the_question_with_the_sentence_paragraph(monkeypa
     with_paragraph, without = first(1.0), first(0.0)
     assert with_paragraph["record"] == 2 and "early allies" in with_paragraph["sentence"]
     assert without["record"] == 7 and with_paragraph["paragraph_cosine"] > 0
+    assert without["paragraph_cosine"] is None  # not computed, so not shown in the trace as 0
 
 
 @pytest.mark.parametrize("question,method,msg", [("   ", None, "empty"), ("q", "drift", "unknown method")])
