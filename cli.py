@@ -2,7 +2,12 @@
 
 Thin on purpose (sqlite-utils style): everything it does is a library call in provrag/ or
 pipelines/. `--json` prints one JSON document on stdout and nothing else; progress, logs
-and errors go to stderr. Exit status: 0 success, 1 a check failed, 2 bad usage or input.
+and errors go to stderr. Exit status: 0 success, 1 a check failed, 2 bad usage or input,
+3 an internal error (a bug: `provrag --debug …` shows its traceback).
+
+Errors are handled in one place, `_Commands.invoke`: every provrag error carries its message
+and exit status (provrag/errors.py). Heavy imports happen inside the commands, so
+`provrag --help` starts fast.
 """
 from __future__ import annotations
 
@@ -12,17 +17,63 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
+from typer.core import TyperGroup
+
+INTERNAL_ERROR = 3
+_state = {"debug": False}
+
+
+def _console(stderr: bool = False):
+    """A rich console for results (stdout) or progress and errors (stderr), made on first use."""
+    key = "err" if stderr else "out"
+    if key not in _state:
+        from rich.console import Console
+
+        _state[key] = Console(stderr=stderr)
+    return _state[key]
+
+
+def _say_error(message: str, label: str = "error") -> None:
+    from rich.markup import escape
+
+    _console(True).print(f"[bold red]{label}:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+class _Commands(TyperGroup):
+    """Turns a provrag error into one line on stderr and its exit status; never a traceback
+    unless `--debug` asks for one."""
+
+    def invoke(self, ctx):
+        from provrag.errors import ProvragError
+
+        try:
+            return super().invoke(ctx)
+        except ProvragError as e:
+            if _state["debug"]:
+                raise
+            _say_error(str(e).splitlines()[0] if str(e) else type(e).__name__,
+                       "check failed" if e.exit_code == 1 else "error")
+            raise typer.Exit(e.exit_code) from None
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as e:  # a bug: say so in one line, keep the traceback for --debug
+            if _state["debug"] or type(e).__module__.startswith("click"):
+                raise
+            first = str(e).splitlines()[0][:300] if str(e) else ""
+            _say_error(f"internal error: {type(e).__name__}{': ' + first if first else ''} "
+                       "(run `provrag --debug …` for the traceback)")
+            raise typer.Exit(INTERNAL_ERROR) from None
+
 
 app = typer.Typer(
+    cls=_Commands,
     help="provrag: a provenance-first GraphRAG. Index documents, ask with citations, "
     "resolve every citation to document and page, verify every claim.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: rich's help renderer costs ~0.3 s of start-up
 )
-out = Console()                 # stdout: results
-err = Console(stderr=True)      # stderr: progress, logs, errors
 
 ConfigOpt = typer.Option(None, "--config", "-c", help="TOML file overriding keys of config.toml.",
                          exists=False, dir_okay=False)
@@ -34,35 +85,47 @@ def _version(value: bool) -> None:
     if value:
         from provrag import __version__
 
-        out.print(f"provrag {__version__}")
+        print(f"provrag {__version__}")
         raise typer.Exit()
 
 
 @app.callback()
 def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
+                                       help="Print the version and exit."),
+          debug: bool = typer.Option(False, "--debug", help="Show the traceback of an error.")) -> None:
     """provrag: a provenance-first GraphRAG."""
+    _state["debug"] = debug
 
 
-def fail(message: str, code: int = 2) -> None:
-    """One line on stderr and an exit status; never a traceback for bad input."""
-    from rich.markup import escape
+def usage(message: str):
+    """Bad arguments: one line on stderr, exit 2."""
+    from provrag.errors import UsageError
 
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
+    raise UsageError(message)
 
 
 def emit_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
 
 
-def load_cfg(config: Optional[Path], overrides: dict | None = None) -> dict:
-    from provrag.config import ConfigError, load_config
+def load_cfg(config: Optional[Path]):
+    from provrag.config import load_config
 
-    try:
-        return load_config(config, overrides)
-    except ConfigError as e:
-        fail(str(e))
+    return load_config(config)
+
+
+def read_text_arg(text: Optional[str], answer_file: Optional[Path]) -> str:
+    """The answer given as an argument, '-' (stdin) or a file (text, or JSON with an "answer" key)."""
+    if answer_file is not None:
+        try:
+            raw = answer_file.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            usage(f"cannot read answer file {answer_file}: {e.strerror or e}")
+        from provrag.query.citations import answer_in_json
+
+        found = answer_in_json(raw) if answer_file.suffix.lower() == ".json" else None
+        return found[0] if found else raw
+    return sys.stdin.read() if text == "-" else text
 
 
 @app.command()
@@ -72,32 +135,32 @@ def index(
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
 ):
-    """Build a GraphRAG-compatible index whose text units know their document and page."""
-    from pipelines.index import IndexError_, run_index
-    from provrag.progress import StageProgress
+    """Build a GraphRAG-compatible index whose text units know their document and page.
+
+    \b
+    Example:
+      provrag index data --out output
+      provrag index ~/manuals --out manuals-index --config my.toml --json
+    """
+    from provrag.pipelines.index import run_index
+    from provrag.views.progress import StageProgress
 
     if not docs.exists():
-        fail(f"no such folder: {docs}")
+        usage(f"no such folder: {docs}")
     if not docs.is_dir():
-        fail(f"not a folder: {docs}")
+        usage(f"not a folder: {docs}")
     cfg = load_cfg(config)
-    try:
-        with StageProgress(err, enabled=not as_json) as progress:
-            summary = run_index(docs, out_dir, cfg, progress=progress)
-    except IndexError_ as e:
-        fail(str(e))
+    with StageProgress(_console(True), enabled=not as_json) as progress:
+        summary = run_index(docs, out_dir, cfg, progress=progress)
     if as_json:
         emit_json(summary)
     else:
-        from provrag.render import index_summary
+        from provrag.views.index import index_summary
 
-        out.print(index_summary(summary))
+        _console().print(index_summary(summary))
     if summary["documents_ok"] == 0:
-        err.print("[bold red]error:[/] no document could be indexed")
+        _say_error("no document could be indexed")
         raise typer.Exit(2)
-
-
-# ---- further commands are added below, one function each ----
 
 
 @app.command()
@@ -110,46 +173,27 @@ def resolve(
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
 ):
-    """Resolve every [Data: …] citation to document, page and quote, without asking anything."""
-    from provrag.reader import IndexNotFound, open_index
-    from provrag.resolve import resolve_answer
+    """Resolve every [Data: …] citation to document, page and quote, without asking anything.
 
-    given = [x for x in (text is not None, answer_file is not None) if x]
-    if len(given) != 1:
-        fail("give the answer text, '-' to read stdin, or --answer-file F (exactly one)")
+    \b
+    Example:
+      provrag resolve "[Data: Sources (3)]" --index output
+      provrag resolve --answer-file answer.md --index graphrag/output --json
+    """
+    from provrag.pipelines.resolve import run_resolve
+
+    if (text is None) == (answer_file is None):
+        usage("give the answer text, '-' to read stdin, or --answer-file F (exactly one)")
     if top is not None and top < 1:
-        fail(f"--top must be at least 1 (got {top})")
+        usage(f"--top must be at least 1 (got {top})")
     cfg = load_cfg(config)
-    if answer_file is not None:
-        try:
-            raw = answer_file.read_text(encoding="utf-8", errors="replace")
-        except OSError as e:
-            fail(f"cannot read answer file {answer_file}: {e.strerror or e}")
-        from provrag.citations import answer_in_json
-
-        found = answer_in_json(raw) if answer_file.suffix.lower() == ".json" else None
-        answer = found[0] if found else raw
-    elif text == "-":
-        answer = sys.stdin.read()
-    else:
-        answer = text
-    try:
-        reader = open_index(index_dir)
-    except IndexNotFound as e:
-        fail(str(e))
-    import duckdb
-
-    with reader:
-        try:
-            result = resolve_answer(reader, answer, top_k=top or int(cfg["resolve"]["top_k"]))
-        except (duckdb.Error, OSError) as e:  # a damaged parquet file found mid-query
-            fail(f"cannot read index {index_dir}: {str(e).splitlines()[0][:200]}")
+    result = run_resolve(index_dir, read_text_arg(text, answer_file), cfg, top_k=top)
     if as_json:
         emit_json(result)
     else:
-        from provrag.render_resolve import resolve_view
+        from provrag.views.resolve import resolve_view
 
-        out.print(resolve_view(result))
+        _console().print(resolve_view(result))
 
 
 @app.command()
@@ -161,53 +205,62 @@ def ask(
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
 ):
-    """Answer a question with [Data: …] citations, then its sources by document and page."""
-    from pipelines.ask import AskError, run_ask
+    """Answer a question with [Data: …] citations, then its sources by document and page.
+
+    \b
+    Example:
+      provrag ask "Who leads the commissioning team?" --index output
+      provrag ask "What are the main themes?" --index output --method global --json
+    """
+    from provrag.pipelines.ask import run_ask
 
     if question == "-":
         question = sys.stdin.read()
     if method is not None and method.strip().lower() not in ("auto", "global", "local", "basic"):
-        fail(f"unknown --method '{method}' (expected auto, global, local or basic)")
+        usage(f"unknown --method '{method}' (expected auto, global, local or basic)")
     cfg = load_cfg(config)
-    try:
-        result = run_ask(question, index_dir, cfg, method=method)
-    except AskError as e:
-        fail(str(e))
+    result = run_ask(question, index_dir, cfg, method=method)
     trace = result.pop("_trace", {})
     if result.get("_trace_error"):
-        err.print(f"[yellow]warning:[/] {result['_trace_error']}")
+        _console(True).print(f"[yellow]warning:[/] {result['_trace_error']}")
     if as_json:
         emit_json({k: v for k, v in result.items() if not k.startswith("_")})
     else:
-        from provrag.render_ask import ask_view
+        from provrag.views.ask import ask_view
 
-        out.print(ask_view(result, has_pages=trace.get("index_kind") == "provrag", full_sources=trace.get("sources")))
+        _console().print(ask_view(result, has_pages=trace.get("index_kind") == "provrag",
+                                  full_sources=trace.get("sources")))
 
 
 @app.command()
 def trace(
-    trace_id: str = typer.Argument(..., help="A trace id as printed by ask (a unique prefix is enough)."),
+    trace_id: str = typer.Argument(..., help="A trace id as printed by ask (a unique prefix is enough; 'last' is the latest ask)."),
     index_dir: Optional[Path] = typer.Option(None, "--index", "-i",
                                              help="Index whose traces to search (default: every folder traces were saved to)."),
     fmt: str = typer.Option("tree", "--format", "-f", help="tree | json | prov (W3C PROV JSON-LD)."),
 ):
-    """Show one stored query trace: its stages, candidates, context, answer and sources."""
-    from provrag.trace import TraceNotFound, load_trace, to_prov
+    """Show one stored query trace: its stages, candidates, context, answer and sources.
+
+    \b
+    Example:
+      provrag trace last --index output
+      provrag trace 3f2a --format prov > trace.jsonld
+    """
+    from provrag.store.traces import load_trace
 
     if fmt not in ("tree", "json", "prov"):
-        fail(f"unknown --format '{fmt}' (expected tree, json or prov)")
-    try:
-        t = load_trace(trace_id, index_dir)
-    except TraceNotFound as e:
-        fail(str(e))
+        usage(f"unknown --format '{fmt}' (expected tree, json or prov)")
+    t = load_trace(trace_id, index_dir)
     if fmt == "json":
         emit_json(t)
     elif fmt == "prov":
+        from provrag.query.trace import to_prov
+
         emit_json(to_prov(t))
     else:
-        from provrag.render_ask import trace_tree
+        from provrag.views.ask import trace_tree
 
-        out.print(trace_tree(t))
+        _console().print(trace_tree(t))
 
 
 @app.command("log")
@@ -219,21 +272,28 @@ def log_(
     kind: Optional[str] = typer.Option(None, "--kind", help="Only traces of this kind (ask, verify)."),
     as_json: bool = JsonOpt,
 ):
-    """List recent queries (and verify runs) with their trace ids."""
-    from provrag.trace import list_traces
+    """List recent queries (and verify runs) with their trace ids.
+
+    \b
+    Example:
+      provrag log
+      provrag log boiler --index output --kind verify -n 5 --json
+    """
+    from provrag.store.traces import list_traces
 
     if n < 0:
-        fail(f"-n must be 0 or more (got {n})")
+        usage(f"-n must be 0 or more (got {n})")
     if index_dir is not None and not index_dir.is_dir():
-        fail(f"no such index folder: {index_dir}")
+        usage(f"no such index folder: {index_dir}")
     rows = list_traces(index_dir, n=n, text=text, kind=kind)
     if as_json:
         emit_json(rows)
     elif not rows:
-        err.print("no stored traces" + (f" matching '{text}'" if text else ""))
+        _console(True).print("no stored traces" + (f" matching '{text}'" if text else ""))
     else:
-        from provrag.render_ask import log_table
+        from provrag.views.ask import log_table
 
+        out = _console()
         out.print(log_table(rows, out.width))
 
 
@@ -247,20 +307,24 @@ def report(
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
 ):
-    """Write an HTML audit report: claims by verdict, evidence pages highlighted, the query trace."""
-    from pipelines.report import ReportError, run_report
+    """Write an HTML audit report: claims by verdict, evidence pages highlighted, the query trace.
+
+    \b
+    Example:
+      provrag report --trace last --index output --out report.html
+      provrag verify --answer-file a.md --index output --json > v.json
+      provrag report --verify-json v.json --index output --out report.html
+    """
+    from provrag.pipelines.report import run_report
 
     cfg = load_cfg(config)
-    try:
-        res = run_report(index_dir, out_file, trace_id=trace_id, verify_json=verify_json, max_pages=max_pages, cfg=cfg)
-    except ReportError as e:
-        fail(str(e))
+    res = run_report(index_dir, out_file, trace_id=trace_id, verify_json=verify_json, max_pages=max_pages, cfg=cfg)
     if as_json:
         emit_json(res)
     else:
-        out.print(f"wrote {res['out']} ({res['bytes'] / 1024:.0f} KiB): {res['claims']} claims — "
-                  f"{res['supported']} supported, {res['contradicted']} contradicted, {res['unsupported']} unsupported; "
-                  f"{res['page_images']} page images", highlight=False)
+        _console().print(f"wrote {res['out']} ({res['bytes'] / 1024:.0f} KiB): {res['claims']} claims — "
+                         f"{res['supported']} supported, {res['contradicted']} contradicted, "
+                         f"{res['unsupported']} unsupported; {res['page_images']} page images", highlight=False)
 
 
 @app.command()
@@ -277,38 +341,42 @@ def verify(
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
 ):
-    """Check each claim of an answer against the index: verdict, evidence by document and page."""
-    from pipelines.verify import VerifyError, run_verify
+    """Check each claim of an answer against the index: verdict, evidence by document and page.
+
+    \b
+    Example:
+      provrag verify --trace last --index output
+      provrag verify --answer "The plant supplies 40,000 homes." --index output --json
+      cat answer.md | provrag verify - --index output --fail-under 0.8
+    """
+    from provrag.errors import CheckFailed
+    from provrag.pipelines.verify import run_verify
 
     if stdin_flag is not None and stdin_flag != "-":
-        fail(f"unexpected argument '{stdin_flag[:40]}': give the answer with --answer TEXT, --answer-file F, "
-             "--trace ID or '-' for stdin")
+        usage(f"unexpected argument '{stdin_flag[:40]}': give the answer with --answer TEXT, --answer-file F, "
+              "--trace ID or '-' for stdin")
     given = [x for x in (stdin_flag, trace_id, answer_file, answer) if x is not None]
     if len(given) != 1:
-        fail("give exactly one answer: --trace ID, --answer-file F, --answer TEXT or - (stdin)")
+        usage("give exactly one answer: --trace ID, --answer-file F, --answer TEXT or - (stdin)")
     if fail_under is not None and not 0.0 <= fail_under <= 1.0:
-        fail(f"--fail-under must be between 0 and 1 (got {fail_under})")
+        usage(f"--fail-under must be between 0 and 1 (got {fail_under})")
     cfg = load_cfg(config)
     stdin_text = sys.stdin.read() if stdin_flag == "-" else None
-    try:
-        result = run_verify(index_dir, cfg, answer=answer, answer_file=answer_file, trace_id=trace_id,
-                            stdin_text=stdin_text, question=question)
-    except VerifyError as e:
-        fail(str(e))
+    result = run_verify(index_dir, cfg, answer=answer, answer_file=answer_file, trace_id=trace_id,
+                        stdin_text=stdin_text, question=question)
     result.pop("_trace", None)
     if result.get("trace_error"):
-        err.print(f"[yellow]warning:[/] verify run not stored: {result['trace_error']}")
+        _console(True).print(f"[yellow]warning:[/] verify run not stored: {result['trace_error']}")
     if as_json:
         emit_json(result)
     else:
-        from provrag.render_verify import verify_view
+        from provrag.views.verify import verify_view
 
+        out = _console()
         out.print(verify_view(result, width=out.width))
     ratio = result["summary"].get("supported_ratio")
     if fail_under is not None and (ratio is None or ratio < fail_under):
-        err.print(f"[bold red]check failed:[/] supported share {0 if ratio is None else ratio:.0%} "
-                  f"is under {fail_under:.0%}")
-        raise typer.Exit(1)
+        raise CheckFailed(f"supported share {0 if ratio is None else ratio:.0%} is under {fail_under:.0%}")
 
 
 def main() -> None:

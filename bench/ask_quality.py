@@ -59,7 +59,7 @@ def main() -> None:
     global SQUAD
     SQUAD = args.eval / "squad"
 
-    from pipelines.ask import run_ask
+    from provrag.pipelines.ask import run_ask
     from provrag.config import load_config
 
     cfg = load_config(args.config)
@@ -69,7 +69,7 @@ def main() -> None:
     tmp = None
     index = args.index
     if index is None:
-        from pipelines.index import run_index
+        from provrag.pipelines.index import run_index
 
         tmp = Path(tempfile.mkdtemp())
         index = tmp / "idx"

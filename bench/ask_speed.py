@@ -32,7 +32,7 @@ COPIES = 6
 
 
 def build(out: Path) -> None:
-    from pipelines.index import run_index
+    from provrag.pipelines.index import run_index
     from provrag.config import load_config
 
     docs = Path(tempfile.mkdtemp())
@@ -72,9 +72,9 @@ def main() -> None:
     if not args.index:
         ap.error("give --index (or --build)")
 
-    from pipelines.ask import run_ask
+    from provrag.pipelines.ask import run_ask
     from provrag.config import load_config
-    from provrag.reader import open_index
+    from provrag.store.reader import open_index
 
     os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp()  # bench traces must not join the user's trace registry
     overrides = {"search": {"rerank": args.rerank}} if args.rerank else None
@@ -83,7 +83,7 @@ def main() -> None:
         n_units = r.count("text_units")
         n_reports = r.count("community_reports")
     qs = [json.loads(x)["question"] for x in (EVAL_DEV / "squad" / "questions.jsonl").read_text().splitlines() if x.strip()]
-    print(f"index {args.index}: {n_units} text units, {n_reports} community reports; rerank {cfg['search']['rerank']}")
+    print(f"index {args.index}: {n_units} text units, {n_reports} community reports; rerank {cfg.search.rerank}")
     env = dict(os.environ)
     cfg_file = None
     if args.rerank:

@@ -5,20 +5,20 @@
 Data: ../shared/eval/dev/squad — 24 Wikipedia articles rendered to PDF (227 pages) and 300
 questions with the gold paragraph's page(s). Every question searches the whole corpus.
 
-Units are made by provrag itself: the PDFs go through `provrag.load.load_folder` (pypdfium2
-backend) and then either `provrag.chunk.chunk_text` with config.toml's [chunk] size (300
+Units are made by provrag itself: the PDFs go through `provrag.index.load.load_folder` (pypdfium2
+backend) and then either `provrag.index.chunk.chunk_text` with config.toml's [chunk] size (300
 cl100k tokens, overlap 40) — "unit" — or one unit per page — "page". Pages are ranked by
 their best unit's score; a question scores a hit@k when a gold page is among the top k pages.
 
 Methods (scores over all units of the corpus):
-- bm25:       Okapi BM25 (k1 1.2, b 0.75) over provrag.lexical.terms_of — the same terms and
+- bm25:       Okapi BM25 (k1 1.2, b 0.75) over provrag.store.terms.terms_of — the same terms and
               formula as provrag's SQL BM25 (computed here in numpy for speed);
-- tfidf:      provrag.embed.TfidfEmbedder (TF-IDF + LSA, 256 dims), fitted on the units;
-- minilm:     provrag.minilm.MiniLMEmbedder, cosine; input truncated at 256 word pieces
+- tfidf:      provrag.embeddings.tfidf.TfidfEmbedder (TF-IDF + LSA, 256 dims), fitted on the units;
+- minilm:     provrag.embeddings.minilm.MiniLMEmbedder, cosine; input truncated at 256 word pieces
               exactly as sentence-transformers does;
 - minilm-win: MiniLM over ≤254-piece windows of each unit (stride 192), a unit scoring its
               best window — what truncation loses on long units;
-- hybrids:    w · bm25/max(bm25) + (1 − w) · max(cos, 0)/max(cos), provrag.retrieve's fusion,
+- hybrids:    w · bm25/max(bm25) + (1 − w) · max(cos, 0)/max(cos), provrag.query.retrieve's fusion,
               w = [search] lexical_weight (0.5), plus a sweep of w for MiniLM.
 
 Speed: units embedded per second (fit + embed for tfidf; index build for bm25) and the
@@ -53,7 +53,7 @@ WEIGHTS = (0.3, 0.5, 0.7)
 
 def load_pages(cfg: dict) -> list[dict]:
     """[{document, text, pages: [(page_no, start, end)]}] through provrag's own loader."""
-    from provrag.load import load_folder
+    from provrag.index.load import load_folder
 
     docs = load_folder(SQUAD / "corpus", cfg)
     out = []
@@ -73,9 +73,9 @@ def make_units(docs: list[dict], granularity: str, cfg: dict) -> list[dict]:
             for page_no, s, e in d["pages"]:
                 units.append({"document": d["document"], "text": d["text"][s:e], "pages": [page_no]})
         else:
-            from provrag.chunk import chunk_text
+            from provrag.index.chunk import chunk_text
 
-            for u in chunk_text(d["text"], d["pages"], int(cfg["chunk"]["size_tokens"]), int(cfg["chunk"]["overlap_tokens"])):
+            for u in chunk_text(d["text"], d["pages"], cfg.chunk.size_tokens, cfg.chunk.overlap_tokens):
                 units.append({"document": d["document"], "text": u["text"] if "text" in u else d["text"][u["char_start"]:u["char_end"]],
                               "pages": list(range(int(u["page_start"]), int(u["page_end"]) + 1))})
     return units
@@ -84,7 +84,7 @@ def make_units(docs: list[dict], granularity: str, cfg: dict) -> list[dict]:
 # ---- scorers ----------------------------------------------------------------------------------
 
 class BM25:
-    """Okapi BM25 over provrag.lexical.terms_of, as provrag/lexical.py's SQL computes it.
+    """Okapi BM25 over provrag.store.terms.terms_of, as provrag/store/terms.py's SQL computes it.
 
     Re-done in numpy (a sparse term-unit matrix) because the SQL needs an index folder and
     DuckDB round trips per question; the formula and terms are the same.
@@ -93,7 +93,7 @@ class BM25:
     def __init__(self, texts: list[str]):
         from scipy.sparse import csr_matrix
 
-        from provrag.lexical import B, K1, terms_of
+        from provrag.store.terms import B, K1, terms_of
 
         self.terms_of = terms_of
         self.vocab: dict[str, int] = {}
@@ -128,11 +128,11 @@ class BM25:
 
 def tfidf_embedder(cfg: dict):
     try:
-        from provrag.embed import TfidfEmbedder
+        from provrag.embeddings.tfidf import TfidfEmbedder
 
-        return TfidfEmbedder(int(cfg["embed"]["dimensions"]))
+        return TfidfEmbedder(cfg.embeddings.lsa_dimensions)
     except ImportError:  # the lead's module is missing: a plain sklearn baseline
-        return _SklearnTfidf(int(cfg["embed"]["dimensions"]))
+        return _SklearnTfidf(cfg.embeddings.lsa_dimensions)
 
 
 class _SklearnTfidf:
@@ -181,7 +181,7 @@ def windows(emb, texts: list[str], size: int = 254, stride: int = 192) -> tuple[
 
 
 def fuse(lex: np.ndarray, cos: np.ndarray, w: float) -> np.ndarray:
-    """provrag.retrieve.fuse over every unit: w·bm25/max + (1−w)·max(cos,0)/max."""
+    """provrag.query.retrieve.fuse over every unit: w·bm25/max + (1−w)·max(cos,0)/max."""
     mb = lex.max(axis=1, keepdims=True)
     den = np.maximum(cos, 0.0)
     md = den.max(axis=1, keepdims=True)
@@ -308,10 +308,10 @@ def main(argv=None) -> int:
         questions = questions[:args.limit]
     minilm, load_s = None, None
     if not args.no_minilm:
-        from provrag.minilm import MiniLMEmbedder, MiniLMUnavailable
+        from provrag.embeddings.minilm import MiniLMEmbedder, MiniLMUnavailable
 
         try:
-            minilm, load_s = timed(lambda: MiniLMEmbedder(cfg))
+            minilm, load_s = timed(lambda: MiniLMEmbedder(cfg.embeddings.batch_size))
         except MiniLMUnavailable as e:
             print(f"warning: {e}; MiniLM skipped", file=sys.stderr)
     docs, load_docs_s = timed(lambda: load_pages(cfg))
@@ -324,7 +324,7 @@ def main(argv=None) -> int:
         "bench": "embed_quality", "date": dt.datetime.now().isoformat(timespec="seconds"),
         "data": str(SQUAD.relative_to(SHARED.parent)) if SQUAD.is_relative_to(SHARED.parent) else str(SQUAD),
         "questions": len(questions), "documents": len(docs), "gold": "questions.jsonl pages (gold paragraph's pages)",
-        "chunk": cfg["chunk"], "embed": cfg["embed"], "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+        "chunk": cfg.to_dict()["chunk"], "embeddings": cfg.to_dict()["embeddings"], "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                                                                   "load_avg_at_start": load_start,
                                                                   "load_avg_at_end": os.getloadavg()},
         "minilm_load_s": round(load_s, 2) if load_s is not None else None, "pdf_load_s": round(load_docs_s, 2),

@@ -1,6 +1,6 @@
 """Fit the offline judge's weights and thresholds on ../shared/eval/dev — and on nothing else.
 
-Why a fit at all: the judge's features (provrag/judge.py) are fixed by hand, but how much a
+Why a fit at all: the judge's features (provrag/engines/offline/judge.py) are fixed by hand, but how much a
 missing name weighs against a covered number is an empirical question. Two logistic
 regressions (scikit-learn, balanced classes) answer it on the dev split:
 - support: supported vs not, on VitaminC claims (each against its page file, as one text unit)
@@ -16,6 +16,7 @@ usage: .venv/bin/python bench/fit_judge.py [--dev ../shared/eval/dev] [--write]
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
@@ -24,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from provrag.claims import split_claims  # noqa: E402
-from provrag.config import defaults  # noqa: E402
-from provrag.judge import CONTRA_FEATURES, FEATURES, features  # noqa: E402
+from provrag.verify.claims import split_claims  # noqa: E402
+from provrag.config import load_config  # noqa: E402
+from provrag.engines.offline.judge import CONTRA_FEATURES, FEATURES, features  # noqa: E402
 
 
 def load(p: Path) -> list[dict]:
@@ -85,7 +86,7 @@ def fit(vc, he, C: float = 1.0):
     from sklearn.metrics import balanced_accuracy_score as bacc
     from sklearn.model_selection import GroupKFold, StratifiedKFold, cross_val_predict
 
-    from provrag.judge import decide
+    from provrag.engines.offline.judge import decide
 
     rows = vc + he
     X = np.array([[f[n] for n in FEATURES] for _, f, _, _ in rows])
@@ -126,17 +127,17 @@ def fit(vc, he, C: float = 1.0):
     cmodel.fit(Xc, yc)
     min_cov = float(round(np.quantile([f["coverage"] for lab, f in gold_vc if lab == "contradicted"], 0.1), 2))
     values = {
-        "support_weights": [round(float(w), 4) for w in model.coef_[0]],
+        "support_weights": {n: round(float(w), 4) for n, w in zip(FEATURES, model.coef_[0])},
         "support_bias": round(float(model.intercept_[0]), 4),
         "support_threshold": thr,
-        "contradict_weights": [round(float(w), 4) for w in cmodel.coef_[0]],
+        "contradict_weights": {n: round(float(w), 4) for n, w in zip(CONTRA_FEATURES, cmodel.coef_[0])},
         "contradict_bias": round(float(cmodel.intercept_[0]), 4),
         "contradict_min_coverage": min_cov,
     }
 
     def acc3(t):
         """3-way accuracy on VitaminC, units combined by RefChecker's rule as verify does."""
-        v = {**values, "contradict_threshold": t}
+        v = dataclasses.replace(load_config().verify, **values, contradict_threshold=float(t))
         labels: dict = {}
         for _, f, g, gold in vc:
             labels.setdefault(g, (gold, []))[1].append(decide(f, v)[0])
@@ -151,21 +152,30 @@ def fit(vc, he, C: float = 1.0):
     return values, report
 
 
-def write_config(values: dict, path: Path = ROOT / "config.toml") -> None:
-    """Replace the values of existing [verify] keys in place, comments kept."""
-    text = path.read_text()
-    start = text.index("[verify]")
+def _set_keys(text: str, table: str, values: dict) -> str:
+    """`text` (config.toml) with the values of existing keys of [table] replaced, comments kept."""
+    start = text.index(f"[{table}]")
     end = text.find("\n[", start + 1)
     end = len(text) if end == -1 else end
     section = text[start:end]
     for key, value in values.items():
         v = json.dumps(value) if not isinstance(value, float) else repr(value)
-        pat = re.compile(rf"^({re.escape(key)}\s*=\s*)(\[[^\]]*\]|[^#\n]*?)(\s*#.*)?$", re.M)
+        pat = re.compile(rf"^({re.escape(key)}\s*=\s*)([^#\n]*?)(\s*#.*)?$", re.M)
         if not pat.search(section):
-            raise SystemExit(f"config.toml [verify] has no key {key}: add it first")
-        section = pat.sub(lambda m: f"{key} = {v}".ljust(32) + (" " + m.group(3).strip() if m.group(3) else ""),
-                          section, count=1)
-    path.write_text(text[:start] + section + text[end:])
+            raise SystemExit(f"config.toml [{table}] has no key {key}: add it first")
+        section = pat.sub(lambda m: (f"{key} = {v}".ljust(32) + " " + m.group(3).strip()) if m.group(3)
+                          else f"{key} = {v}", section, count=1)
+    return text[:start] + section + text[end:]
+
+
+def write_config(values: dict, path: Path = ROOT / "config.toml") -> None:
+    """Store the fitted values in config.toml: scalars in [verify], each feature's weight by
+    name in [verify.support_weights] and [verify.contradict_weights]."""
+    text = path.read_text()
+    text = _set_keys(text, "verify", {k: v for k, v in values.items() if not isinstance(v, dict)})
+    for table in ("support_weights", "contradict_weights"):
+        text = _set_keys(text, f"verify.{table}", values[table])
+    path.write_text(text)
 
 
 def main() -> None:
@@ -175,7 +185,7 @@ def main() -> None:
     args = ap.parse_args()
     if "holdout" in str(args.dev):
         raise SystemExit("fit on dev only: the held-out split measures the product")
-    window = int(defaults()["verify"]["max_window"])
+    window = load_config().verify.max_window
     vc, he = dev_features(args.dev, window)
     values, report = fit(vc, he)
     print(json.dumps({"features": FEATURES, "contradiction_features": CONTRA_FEATURES, **values,

@@ -9,7 +9,7 @@ its own child process, so its wall time includes interpreter start and imports (
 
 - docling:   docling's model-free NativePdfPipeline over every PDF (the baseline to beat);
 - pypdfium2: bare text extraction of every page (the floor);
-- load:      provrag's LOAD stage alone (provrag.load.load_folder);
+- load:      provrag's LOAD stage alone (provrag.index.load.load_folder);
 - index:     provrag's full `run_index` (pipelines/index.py), with per-stage times from
              manifest.json. When the pipeline cannot run yet, the reason is recorded and
              the ratios use the load stage instead, marked as such.
@@ -90,7 +90,7 @@ def _cfg(workers: int) -> dict:
 def part_load(corpus: Path, workers: int) -> dict:
     t0 = time.perf_counter()
     cfg = _cfg(workers)
-    from provrag.load import load_folder
+    from provrag.index.load import load_folder
 
     docs = load_folder(corpus, cfg)
     ok = [d for d in docs if d.status == "ok"]
@@ -102,9 +102,9 @@ def part_index(corpus: Path, workers: int) -> dict:
     t0 = time.perf_counter()
     cfg = _cfg(workers)
     try:
-        from pipelines.index import run_index
+        from provrag.pipelines.index import run_index
     except ImportError as e:
-        return {"unavailable": f"pipelines.index cannot be imported: {e}"}
+        return {"unavailable": f"provrag.pipelines.index cannot be imported: {e}"}
     with tempfile.TemporaryDirectory(prefix="provrag-bench-") as tmp:
         out = Path(tmp) / "index"
         try:

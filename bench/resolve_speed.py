@@ -13,7 +13,7 @@
    Tables are written with pyarrow, in batches, zstd, in the contract's schema.
 2. Draws --citations citations (half Reports, half Sources, seeded), each with a real
    sentence as the claim (a report finding for Reports, a sentence of the unit for Sources).
-3. DuckDB path (provrag.resolve over provrag.reader's views), timed three ways:
+3. DuckDB path (provrag.query.resolve over provrag.store.reader's views), timed three ways:
    - batch: open the index and resolve one answer holding all citations (what
      `provrag resolve` does with a whole answer) — best of 3;
    - one at a time: each citation resolved on its own (`resolve_refs`) with the reader kept
@@ -62,8 +62,8 @@ def build(base: Path, out: Path, n_units: int, seed: int = 0) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from provrag.reader import open_index
-    from provrag.schema import SCHEMAS
+    from provrag.store.reader import open_index
+    from provrag.store.schema import SCHEMAS
 
     t0 = time.perf_counter()
     with open_index(base) as r:
@@ -177,7 +177,7 @@ def build(base: Path, out: Path, n_units: int, seed: int = 0) -> dict:
 def draw_citations(idx: Path, n: int, seed: int) -> list[tuple[str, int, str]]:
     """(kind, id, sentence): half Reports with a finding of that report, half Sources with a
     sentence of that unit, all seeded."""
-    from provrag.reader import open_index
+    from provrag.store.reader import open_index
 
     rnd = random.Random(seed)
     with open_index(idx) as r:
@@ -207,9 +207,9 @@ def answer_of(cits) -> str:
 # ---- 3. DuckDB path -----------------------------------------------------------------------
 
 def duckdb_path(idx: Path, cits, top_k: int) -> dict:
-    from provrag.citations import Ref, parse_citations
-    from provrag.reader import open_index
-    from provrag.resolve import resolve_answer, resolve_refs
+    from provrag.query.citations import Ref, parse_citations
+    from provrag.store.reader import open_index
+    from provrag.query.resolve import resolve_answer, resolve_refs
 
     answer = answer_of(cits)
     parsed = parse_citations(answer)
@@ -261,7 +261,7 @@ def duckdb_path(idx: Path, cits, top_k: int) -> dict:
 def pandas_path(idx: Path, cits, top_k: int) -> dict:
     import pandas as pd
 
-    from provrag.resolve import _rank
+    from provrag.query.resolve import _rank
 
     t0 = time.perf_counter()
     reports = pd.read_parquet(idx / "community_reports.parquet")
@@ -295,7 +295,7 @@ def pandas_path(idx: Path, cits, top_k: int) -> dict:
 
         cands = OrderedDict((u, vias[u]) for u in vias if u in rows)
         if len(cands) > 400:  # same candidate cap as the DuckDB path, done in pandas
-            from provrag.similarity import content_words
+            from provrag.text.similarity import content_words
 
             words = sorted(set(content_words(s)), key=len, reverse=True)[:24]
             hits = {u: sum(w in rows[u]["text"].lower() for w in words) for u in cands}

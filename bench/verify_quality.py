@@ -2,7 +2,7 @@
 
 End to end means the product path, not the judge alone: the corpus files are indexed with
 `provrag index` (pipelines/index.py, default config), and every claim is checked by
-provrag/verify.py exactly as `provrag verify --index … --answer … [--question …]` does it —
+provrag/verify/evidence.py exactly as `provrag verify --index … --answer … [--question …]` does it —
 evidence retrieved from the whole index, one verdict per unit, RefChecker's rule. It runs in
 one process (the CLI's per-call start-up would dominate), and the answer-level verdict is
 check_verify.py's: supported when all of an answer's claims are, contradicted when one is.
@@ -53,7 +53,7 @@ def bacc(pairs) -> float:
 
 
 def build_index(files: list[Path], work: Path, cfg: dict) -> Path:
-    from pipelines.index import run_index
+    from provrag.pipelines.index import run_index
 
     docs = work / "docs"
     docs.mkdir()
@@ -64,8 +64,8 @@ def build_index(files: list[Path], work: Path, cfg: dict) -> Path:
 
 
 def run_vitaminc(split: Path, n_per_label: int | None, rng: random.Random, cfg: dict) -> dict:
-    from provrag.reader import open_index
-    from provrag.verify import verify_answer
+    from provrag.store.reader import open_index
+    from provrag.verify.evidence import verify_answer
 
     claims = load(split / "vitaminc" / "claims.jsonl")
     sample = []
@@ -103,8 +103,8 @@ def run_vitaminc(split: Path, n_per_label: int | None, rng: random.Random, cfg: 
 
 
 def run_halueval(split: Path, n_cases: int | None, rng: random.Random, cfg: dict) -> dict:
-    from provrag.reader import open_index
-    from provrag.verify import verify_answer
+    from provrag.store.reader import open_index
+    from provrag.verify.evidence import verify_answer
 
     cases = load(split / "halueval" / "cases.jsonl")
     rng.shuffle(cases)

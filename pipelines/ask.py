@@ -1,6 +1,6 @@
 """`provrag ask`: a question in, a cited answer with sources by page and a stored trace out.
 
-Stages, top to bottom (each recorded in the trace, provrag/trace.py):
+Stages, top to bottom (each recorded in the trace, provrag/store/traces.py):
   question     terms of the question, entities it names, the method and why
   exploration  candidates with scores (text units, or community reports for global)
   focus        the selected context
@@ -12,30 +12,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from provrag.trace import Trace, save_trace
+from provrag.errors import UsageError
+from provrag.config import Config
+from provrag.query.trace import Trace
+from provrag.store.traces import save_trace
 
 SOURCE_KEYS = ("document", "path", "page_start", "page_end", "page_label", "text_unit_id", "quote", "via", "score")
 
 
-class AskError(Exception):
+class AskError(UsageError):
     """Bad question, index or method (one-line message; the CLI exits 2)."""
 
 
-def _attach_cache(engine, index_path: Path) -> None:
-    """Model replies are cached in the index (a re-asked question costs nothing); skipped when
-    the folder is read-only (a GraphRAG fixture)."""
-    if getattr(engine, "name", "") == "offline":
-        return
-    from provrag.trace import writable
+def attach_index_cache(engine, index_path: Path) -> None:
+    """A model engine's replies are cached in the index (a re-asked question costs nothing),
+    but only in an index provrag built and may write (never an audited GraphRAG folder)."""
+    from provrag.store.cache import index_cache
 
-    if not writable(index_path / "cache"):
-        return
-    try:
-        from provrag.cache import Cache
-
-        engine.attach_cache(Cache(index_path / "cache", None, namespace="llm"))
-    except OSError:
-        pass
+    if engine.name != "offline":
+        cache = index_cache(index_path, "llm")
+        if cache is not None:
+            engine.attach_cache(cache)
 
 
 def order_sources(sources: list[dict], unit_rank: dict[str, int]) -> list[dict]:
@@ -57,17 +54,17 @@ def order_sources(sources: list[dict], unit_rank: dict[str, int]) -> list[dict]:
     return out
 
 
-def run_ask(question: str, index_path, cfg: dict, method: str | None = None, save: bool = True) -> dict:
+def run_ask(question: str, index_path, cfg: Config, method: str | None = None, save: bool = True) -> dict:
     """Answer `question` over the index; returns the ask --json dict plus `_trace` (the full trace)."""
     from provrag.engines import get_engine
-    from provrag.reader import IndexNotFound, open_index
-    from provrag.resolve import resolve_answer
-    from provrag.search import METHODS, choose_method, match_entities, run_method
+    from provrag.store.reader import IndexNotFound, open_index
+    from provrag.query.resolve import resolve_answer
+    from provrag.query.search import METHODS, choose_method, match_entities, run_method
 
     question = (question or "").strip()
     if not question:
         raise AskError("the question is empty")
-    method = (method or cfg["search"].get("default_method") or "auto").strip().lower()
+    method = (method or cfg.search.default_method or "auto").strip().lower()
     if method not in METHODS + ("auto",):
         raise AskError(f"unknown method '{method}' (expected auto, {', '.join(METHODS)})")
     try:
@@ -79,13 +76,13 @@ def run_ask(question: str, index_path, cfg: dict, method: str | None = None, sav
     except Exception as e:  # unknown engine, missing API key: one line
         reader.close()
         raise AskError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
-    _attach_cache(engine, reader.path)
+    attach_index_cache(engine, reader.path)
 
     with reader:
         trace = Trace("ask", question, index=str(reader.path), index_kind=reader.kind, engine=engine.name,
                       model=engine.model)
         with trace.stage("question") as d:
-            from provrag.lexical import query_terms
+            from provrag.text.words import query_terms
 
             d["terms"] = query_terms(question)
             entities = match_entities(reader.con, question)
@@ -104,7 +101,7 @@ def run_ask(question: str, index_path, cfg: dict, method: str | None = None, sav
         answer = result["answer"]
 
         with trace.stage("citations") as d:
-            top_k = int(cfg.get("resolve", {}).get("top_k", 3))
+            top_k = int(cfg.resolve.top_k)
             resolved = resolve_answer(reader, answer, top_k=top_k)
             sources = order_sources(resolved["sources"], result.get("unit_rank") or {})
             d["citations"] = len(resolved["citations"])
@@ -138,6 +135,6 @@ def run_ask(question: str, index_path, cfg: dict, method: str | None = None, sav
 
 
 def _has_reports(reader) -> bool:
-    from provrag.search import _has_rows
+    from provrag.query.search import _has_rows
 
     return _has_rows(reader.con, "community_reports")

@@ -2,7 +2,7 @@
 
 The pipeline is the list STAGES, read top to bottom: each stage takes the run's state
 (tables so far) and adds its own. Everything is written into a temporary folder and
-swapped into place at the end (provrag/store.py), so a failed or interrupted run leaves
+swapped into place at the end (provrag/store/writer.py), so a failed or interrupted run leaves
 the previous index untouched.
 """
 from __future__ import annotations
@@ -12,24 +12,25 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from provrag import __version__, schema, store
-from provrag.cache import Cache
+from provrag.errors import UsageError
+from provrag.config import Config
+from provrag import __version__
+from provrag.store import schema
+from provrag.store import writer as store
+from provrag.store.cache import Cache
 
 
-class IndexError_(Exception):
+class IndexBuildError(UsageError):
     """The run cannot start or cannot finish (bad output folder, broken config)."""
 
 
 # ---- stages: state -> state ------------------------------------------------------------
 
 def stage_load(st: dict) -> None:
-    from provrag.load import LoadConfigError, load_folder
+    from provrag.index.load import load_folder
 
     cache = Cache(st["tmp"] / "cache", st["out"] / "cache", namespace="parse")
-    try:
-        docs = load_folder(st["docs"], st["cfg"], cache=cache, progress=st["progress"])
-    except LoadConfigError as e:
-        raise IndexError_(str(e)) from None
+    docs = load_folder(st["docs"], st["cfg"], cache=cache, progress=st["progress"])
     rows = []
     for i, d in enumerate(docs):
         r = asdict(d)
@@ -43,13 +44,13 @@ def stage_load(st: dict) -> None:
 
 
 def stage_chunk(st: dict) -> None:
-    from provrag.chunk import chunk_stage
+    from provrag.index.chunk import chunk_stage
 
     st["units"] = chunk_stage(st["documents"], st["cfg"], st["progress"])
 
 
 def stage_embed(st: dict) -> None:
-    from provrag.embed import embed_stage
+    from provrag.index.embed import embed_stage
 
     def prepare(emb) -> None:
         # an embedder that calls a server counts its requests with the engine's (one usage
@@ -59,14 +60,11 @@ def stage_embed(st: dict) -> None:
         if hasattr(emb, "attach_cache"):
             emb.attach_cache(Cache(st["tmp"] / "cache", st["out"] / "cache", namespace="embed"))
 
-    try:
-        st["embedder"], st["vectors"] = embed_stage(st["units"], st["cfg"], st["progress"], prepare=prepare)
-    except ValueError as e:  # unknown engine, model files missing (MiniLMUnavailable): one line
-        raise IndexError_(str(e).splitlines()[0]) from None
+    st["embedder"], st["vectors"] = embed_stage(st["units"], st["cfg"], st["progress"], prepare=prepare)
 
 
 def stage_skeleton(st: dict) -> None:
-    from provrag.skeleton import skeleton_stage
+    from provrag.index.skeleton import skeleton_stage
 
     st["units"], st["keywords"] = skeleton_stage(st["units"], st["vectors"], st["cfg"], st["progress"])
 
@@ -74,7 +72,7 @@ def stage_skeleton(st: dict) -> None:
 def stage_extract(st: dict) -> None:
     import polars as pl
 
-    from provrag.extract import extract_stage
+    from provrag.index.extract import extract_stage
 
     units = pl.from_arrow(schema.to_arrow(schema.TEXT_UNITS, st["units"]))
     ents, rels, units = extract_stage(units, st["engine"], st["cfg"], st["progress"])
@@ -82,13 +80,13 @@ def stage_extract(st: dict) -> None:
 
 
 def stage_communities(st: dict) -> None:
-    from provrag.communities import communities_stage
+    from provrag.index.communities import communities_stage
 
     st["communities"] = communities_stage(st["entities"], st["relationships"], st["cfg"])
 
 
 def stage_reports(st: dict) -> None:
-    from provrag.reports import reports_stage
+    from provrag.index.reports import reports_stage
 
     st["community_reports"] = reports_stage(st["communities"], st["entities"], st["relationships"],
                                             st["text_units"], st["engine"], st["cfg"], st["progress"])
@@ -114,7 +112,7 @@ def stage_write(st: dict) -> None:
     store.write_table(tmp, schema.EMBEDDINGS, emb)
     st["embedder"].save(tmp / "embedder")
     try:  # the BM25 term table used by ask/verify retrieval
-        from provrag.lexical import write_terms
+        from provrag.store.terms import write_terms
     except ImportError:
         write_terms = None
     if write_terms is not None:
@@ -144,22 +142,22 @@ STAGES = [
 
 # ---- the run ---------------------------------------------------------------------------
 
-def run_index(docs: Path, out: Path, cfg: dict, progress=None) -> dict:
+def run_index(docs: Path, out: Path, cfg: Config, progress=None) -> dict:
     """Build the index of `docs` into `out`; returns the summary the CLI prints."""
     from provrag.engines import get_engine
 
     docs, out = Path(docs).absolute(), Path(out).absolute()
     if not docs.is_dir():
-        raise IndexError_(f"no such folder: {docs}")
+        raise IndexBuildError(f"no such folder: {docs}")
     try:
         tmp = store.begin(out)
     except store.WriteError as e:
-        raise IndexError_(str(e)) from None
+        raise IndexBuildError(str(e)) from None
     try:
-        engine = get_engine(cfg)
-    except ValueError as e:
+        engine = get_engine(cfg)  # a ConfigError (unknown engine, missing key) before any work
+    except BaseException:
         store.abort(tmp)
-        raise IndexError_(str(e)) from None
+        raise
     engine.attach_cache(Cache(tmp / "cache", out / "cache", namespace="llm"))
     st = {"docs": docs, "out": out, "tmp": tmp, "cfg": cfg, "progress": progress, "engine": engine}
     timings: dict[str, float] = {}
@@ -231,12 +229,12 @@ def _manifest(st: dict, summary: dict, timings: dict) -> dict:
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "docs_root": str(st["docs"]),
         "documents": [{"path": d["path"], "sha256": d["sha256"], "status": d["status"]} for d in st["documents"]],
-        "config": cfg,
+        "config": cfg.to_dict(),
         "versions": _versions(),
         "counts": {k: summary[k] for k in ("documents", "documents_ok", "documents_failed", "documents_skipped", "pages",
                                            "text_units", "skeleton_units", "keywords", "entities", "relationships",
                                            "communities", "community_reports")},
-        "skeleton": {"beta": cfg["skeleton"]["beta"], "units": n_sk, "of": n_units,
+        "skeleton": {"beta": cfg.skeleton.beta, "units": n_sk, "of": n_units,
                      "fraction": round(n_sk / n_units, 4) if n_units else 0.0},
         "engine": {"llm": engine.name, "model": engine.model, "embedder": st["embedder"].name,
                    "embedding_dim": st["embedder"].dim},
@@ -244,7 +242,7 @@ def _manifest(st: dict, summary: dict, timings: dict) -> dict:
         "timings": timings,
     }
     try:
-        from provrag.llm_client import full_extraction_estimate
+        from provrag.engines.openai.client import full_extraction_estimate
     except ImportError:
         full_extraction_estimate = None
     if full_extraction_estimate is not None and engine.name != "offline":

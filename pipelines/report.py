@@ -14,10 +14,13 @@ import json
 import os
 from pathlib import Path
 
+from provrag.errors import UsageError
+from provrag.config import Config
+
 DEFAULT_MAX_PAGES = 8
 
 
-class ReportError(Exception):
+class ReportError(UsageError):
     """Bad arguments or input (one-line message; the CLI exits 2)."""
 
 
@@ -52,10 +55,10 @@ def _verify_of_trace(t: dict) -> dict | None:
     return None
 
 
-def _verify_now(t: dict, index_dir: Path, cfg: dict | None) -> tuple[dict, dict | None]:
+def _verify_now(t: dict, index_dir: Path, cfg: Config | None) -> tuple[dict, dict | None]:
     """Verify the answer of an ask trace now (stored as a verify trace, like `provrag verify`);
     returns (verify result, the verify trace)."""
-    from pipelines.verify import VerifyError, run_verify
+    from provrag.pipelines.verify import VerifyError, run_verify
 
     if cfg is None:
         from provrag.config import load_config
@@ -73,7 +76,7 @@ def _verify_now(t: dict, index_dir: Path, cfg: dict | None) -> tuple[dict, dict 
 
 def _ask_trace_of(t: dict, index_dir: Path) -> dict | None:
     """The ask trace a verify run checked (its input stage names it), or None."""
-    from provrag.trace import TraceNotFound, load_trace
+    from provrag.store.traces import TraceNotFound, load_trace
 
     tid = None
     for s in t.get("stages") or []:
@@ -91,14 +94,14 @@ def _ask_trace_of(t: dict, index_dir: Path) -> dict | None:
 
 
 def run_report(index_dir, out_path, *, trace_id: str | None = None, verify_json=None,
-               max_pages: int = DEFAULT_MAX_PAGES, cfg: dict | None = None, docs_root=None) -> dict:
+               max_pages: int = DEFAULT_MAX_PAGES, cfg: Config | None = None, docs_root=None) -> dict:
     """Write the report; returns {"out", "bytes", "claims", verdict counts, "page_images", "traces"}.
 
     --trace of an ask trace verifies its answer now (and stores that verify run, as `provrag
     verify --trace` would); --trace of a verify trace or --verify-json reuse the stored result.
     """
-    from provrag.reader import IndexNotFound, open_index
-    from provrag.report_html import build_report
+    from provrag.store.reader import IndexNotFound, open_index
+    from provrag.audit.report import build_report
 
     if (trace_id is None) == (verify_json is None):
         raise ReportError("give exactly one of --trace ID or --verify-json FILE")
@@ -120,7 +123,7 @@ def run_report(index_dir, out_path, *, trace_id: str | None = None, verify_json=
         vj = read_verify_json(Path(verify_json))
         tid = vj.get("trace_id")
         if isinstance(tid, str) and tid:
-            from provrag.trace import TraceNotFound, load_trace
+            from provrag.store.traces import TraceNotFound, load_trace
 
             try:
                 t = load_trace(tid, index_dir)
@@ -128,7 +131,7 @@ def run_report(index_dir, out_path, *, trace_id: str | None = None, verify_json=
             except TraceNotFound:
                 pass  # the timeline is optional; the verify result is the report
     else:
-        from provrag.trace import TraceNotFound, load_trace
+        from provrag.store.traces import TraceNotFound, load_trace
 
         try:
             t = load_trace(trace_id, index_dir)

@@ -1,9 +1,9 @@
 """`provrag verify`: an answer in, each claim's verdict with document + page evidence out.
 
-Stages, top to bottom (each recorded in the trace, provrag/trace.py):
+Stages, top to bottom (each recorded in the trace, provrag/store/traces.py):
   input     where the answer came from (a stored ask trace, a file, an argument, stdin), the question
-  claims    the answer split into claims, each with its own citations (provrag/claims.py)
-  evidence  per claim: cited and retrieved units, one verdict each (provrag/verify.py)
+  claims    the answer split into claims, each with its own citations (provrag/verify/claims.py)
+  evidence  per claim: cited and retrieved units, one verdict each (provrag/verify/evidence.py)
   summary   counts, citation recall/precision (ALCE), the judge used
 then the run is stored as a trace of kind "verify" beside the index's ask traces.
 """
@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from provrag.trace import Trace, save_trace
+from provrag.errors import UsageError
+from provrag.config import Config
+from provrag.pipelines.ask import attach_index_cache
+from provrag.query.trace import Trace
+from provrag.store.traces import save_trace
 
 
-class VerifyError(Exception):
+class VerifyError(UsageError):
     """Bad input, index or trace (one-line message; the CLI exits 2)."""
 
 
@@ -31,7 +35,7 @@ def read_answer(answer: str | None, answer_file: Path | None, trace_id: str | No
     if len(given) != 1:
         raise VerifyError("give exactly one answer: --trace ID, --answer-file F, --answer TEXT or - (stdin)")
     if trace_id is not None:
-        from provrag.trace import TraceNotFound, load_trace
+        from provrag.store.traces import TraceNotFound, load_trace
 
         try:
             t = load_trace(trace_id, index_path)
@@ -52,7 +56,7 @@ def read_answer(answer: str | None, answer_file: Path | None, trace_id: str | No
             raise VerifyError(f"{p} is not a text file")
         text = raw.decode("utf-8", errors="replace")
         if p.suffix.lower() == ".json":  # `ask --json` output: verify its answer, with its question
-            from provrag.citations import answer_in_json
+            from provrag.query.citations import answer_in_json
 
             found = answer_in_json(text)
             if found:
@@ -63,13 +67,13 @@ def read_answer(answer: str | None, answer_file: Path | None, trace_id: str | No
     return answer, None, {"from": "argument"}
 
 
-def run_verify(index_path, cfg: dict, *, answer: str | None = None, answer_file: Path | None = None,
+def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_file: Path | None = None,
                trace_id: str | None = None, stdin_text: str | None = None, question: str | None = None,
                save: bool = True, progress=None) -> dict:
     """The verify --json dict (CONTRACT.md §5) plus trace_id/question/method; `_trace` holds the trace."""
     from provrag.engines import get_engine
-    from provrag.reader import IndexNotFound, open_index
-    from provrag.verify import verify_answer
+    from provrag.store.reader import IndexNotFound, open_index
+    from provrag.verify.evidence import verify_answer
 
     index_path = Path(index_path)
     try:
@@ -83,15 +87,8 @@ def run_verify(index_path, cfg: dict, *, answer: str | None = None, answer_file:
         if not text.strip():
             raise VerifyError("the answer is empty")
         question = question if question is not None and question.strip() else trace_question
-        try:
-            engine = get_engine(cfg)
-        except (ValueError, KeyError) as e:
-            raise VerifyError(str(e)) from None
-        engine = None if engine.name == "offline" else engine
-        if engine is not None:
-            from pipelines.ask import _attach_cache
-
-            _attach_cache(engine, index_path)
+        engine = get_engine(cfg)
+        attach_index_cache(engine, index_path)
 
         tr = Trace("verify", question=question, index=str(index_path.absolute()), index_kind=reader.kind)
         with tr.stage("input", "Input") as d:
@@ -107,11 +104,11 @@ def run_verify(index_path, cfg: dict, *, answer: str | None = None, answer_file:
 
     tr["answer"] = text
     tr["method"] = result["method"]
-    tr["engine"] = "offline" if engine is None else engine.name
-    tr["model"] = None if engine is None else getattr(engine, "model", None)
+    tr["engine"] = engine.name
+    tr["model"] = None if engine.name == "offline" else engine.model
     tr["verify"] = {"claims": result["claims"], "summary": result["summary"]}
     tr["sources"] = [e for c in result["claims"] for e in c["evidence"][:1]]
-    if engine is not None:
+    if engine.name != "offline":
         tr["llm"] = engine.usage.to_dict()
     data = tr.finish()
     out = {"trace_id": tr.id, "question": question, "method": result["method"], "source": source,

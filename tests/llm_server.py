@@ -3,7 +3,7 @@
     python -m tests.llm_server --port 8089      # serves http://127.0.0.1:8089/v1 until killed
 
 It is a "model" without weights: it recognises each provrag prompt by its marker line
-(`[provrag-prompt:KIND vN]`, provrag/prompts.py) and answers in the format that prompt asks
+(`[provrag-prompt:KIND vN]`, provrag/engines/openai/prompts.py) and answers in the format that prompt asks
 for, DERIVED FROM THE INPUT — extraction lists the capitalised names of the passage (the
 first six, the rest only when a gleaning round asks), a report is built from the entities
 and relationships it was given, map points cite the reports that share words with the
@@ -33,7 +33,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from provrag.tokens import count_tokens
+from provrag.text.tokens import count_tokens
 
 MARKER_RE = re.compile(r"\[provrag-prompt:(\w+) v\d+\]")
 TUPLE, RECORD, COMPLETE = "<|>", "##", "<|COMPLETE|>"

@@ -6,17 +6,19 @@ report JSON, map points), so the two engines are interchangeable.
 """
 from __future__ import annotations
 
-from .base import Engine, Usage  # noqa: F401
+from provrag.config import Config, ConfigError
+from provrag.engines.base import Engine
 
 
-def get_engine(cfg: dict) -> Engine:
-    name = cfg["llm"]["engine"]
+def get_engine(cfg: Config) -> Engine:
+    """The engine [llm] engine names; ConfigError for an unknown one or a missing API key."""
+    name = cfg.llm.engine
     if name == "offline":
-        from .offline import OfflineEngine
+        from provrag.engines.offline import OfflineEngine
 
         return OfflineEngine(cfg)
     if name == "openai":
-        from .openai_engine import OpenAIEngine
+        from provrag.engines.openai.engine import OpenAIEngine
 
         return OpenAIEngine(cfg)
-    raise ValueError(f"unknown [llm] engine '{name}' (expected 'offline' or 'openai')")
+    raise ConfigError(f"unknown [llm] engine '{name}' (expected 'offline' or 'openai')")

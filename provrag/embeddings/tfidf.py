@@ -1,0 +1,186 @@
+"""The default offline embedder: TF-IDF + LSA, saved inside the index.
+
+The default is TF-IDF + LSA (scikit-learn): no weights to ship, deterministic, and strong
+on the lexical questions users ask of manuals. The fitted model is stored as plain arrays
+(vocabulary JSON, idf and SVD components as .npy) rather than a pickle: an auditor opening
+somebody else's index must not execute code from it. `minilm` (provrag/embeddings/minilm.py) runs the
+shipped all-MiniLM-L6-v2 weights with numpy; `openai` uses /v1/embeddings.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from provrag.embeddings.base import Embedder, normalise
+_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+_TOKEN_RE = re.compile(_TOKEN_PATTERN)
+
+# scikit-learn's ENGLISH_STOP_WORDS (1.x), copied so that embedding a query needs no sklearn
+# import (≈ 2–3 s of `provrag ask` start-up); tests/test_embed.py checks it still equals sklearn's.
+SKLEARN_STOP_WORDS = frozenset("""
+a about above across after afterwards again against all almost alone along already also although always am
+among amongst amoungst amount an and another any anyhow anyone anything anyway anywhere are around as at back be
+became because become becomes becoming been before beforehand behind being below beside besides between beyond
+bill both bottom but by call can cannot cant co con could couldnt cry de describe detail do done down due during
+each eg eight either eleven else elsewhere empty enough etc even ever every everyone everything everywhere except
+few fifteen fifty fill find fire first five for former formerly forty found four from front full further get
+give go had has hasnt have he hence her here hereafter hereby herein hereupon hers herself him himself his how
+however hundred i ie if in inc indeed interest into is it its itself keep last latter latterly least less ltd
+made many may me meanwhile might mill mine more moreover most mostly move much must my myself name namely neither
+never nevertheless next nine no nobody none noone nor not nothing now nowhere of off often on once one only onto
+or other others otherwise our ours ourselves out over own part per perhaps please put rather re same see seem
+seemed seeming seems serious several she should show side since sincere six sixty so some somehow someone
+something sometime sometimes somewhere still such system take ten than that the their them themselves then thence
+there thereafter thereby therefore therein thereupon these they thick thin third this those though three through
+throughout thru thus to together too top toward towards twelve twenty two un under until up upon us very via was
+we well were what whatever when whence whenever where whereafter whereas whereby wherein whereupon wherever
+whether which while whither who whoever whole whom whose why will with within without would yet you your yours
+yourself yourselves
+""".split())
+
+# at most this many texts per embed() call go through the numpy-only transform (queries,
+# claims); larger batches (indexing) use scikit-learn's vectoriser, which is already imported then
+_NUMPY_MAX_TEXTS = 32
+
+
+_LSA_SAMPLE = 2000
+
+
+def _lsa_components(weighted, k: int) -> np.ndarray:
+    """Top-k right singular vectors of the TF-IDF matrix (the LSA projection).
+
+    Computed exactly from the Gram matrix of at most 2,000 evenly spaced units: eigh of an
+    n×n matrix is far cheaper than a randomized SVD over the (large) vocabulary here, and
+    fitting on a bounded sample keeps the cost flat as the corpus grows (transforming all
+    units stays linear).
+    """
+    n = weighted.shape[0]
+    rows = np.linspace(0, n - 1, num=min(n, _LSA_SAMPLE)).round().astype(int) if n else np.zeros(0, int)
+    x = weighted[np.unique(rows)]
+    k = min(k, x.shape[0] - 1, x.shape[1] - 1)
+    if k < 2:  # too little text for LSA: the identity keeps raw TF-IDF
+        return np.eye(weighted.shape[1], dtype=np.float32)
+    gram = (x @ x.T).toarray().astype(np.float64)
+    vals, vecs = np.linalg.eigh(gram)
+    order = np.argsort(vals)[::-1][:k]
+    vals, vecs = vals[order], vecs[:, order]
+    keep = vals > 1e-9
+    vals, vecs = vals[keep], vecs[:, keep]
+    comps = (x.T @ vecs).T / np.sqrt(vals)[:, None]
+    # fix each component's sign (largest loading positive) so runs are bit-for-bit repeatable
+    signs = np.sign(comps[np.arange(comps.shape[0]), np.abs(comps).argmax(axis=1)])
+    signs[signs == 0] = 1
+    return np.ascontiguousarray(comps * signs[:, None], dtype=np.float32)
+
+
+class TfidfEmbedder(Embedder):
+    """Sublinear TF-IDF over unigrams and bigrams, reduced by truncated SVD (LSA)."""
+
+    name = "tfidf"
+
+    def __init__(self, dimensions: int = 256):
+        self.dimensions = int(dimensions)
+        self.vocab: dict[str, int] | None = None
+        self.idf: np.ndarray | None = None
+        self.components: np.ndarray | None = None
+        self.dim = 0
+
+    def _counter(self, vocabulary=None):
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        return CountVectorizer(token_pattern=_TOKEN_PATTERN, lowercase=True, stop_words="english",
+                               ngram_range=(1, 2), vocabulary=vocabulary, dtype=np.float32)
+
+    def _weigh(self, counts):
+        from sklearn.preprocessing import normalize
+
+        counts = counts.tocsr(copy=True)
+        np.log(counts.data, out=counts.data)
+        counts.data += 1.0  # sublinear tf: 1 + log(tf)
+        counts = counts.multiply(self.idf).tocsr()
+        return normalize(counts)
+
+    def fit(self, texts: list[str]) -> "TfidfEmbedder":
+        counter = self._counter()
+        try:
+            counts = counter.fit_transform(texts)
+        except ValueError:  # empty vocabulary (only stop words or no text)
+            self.vocab, self.idf, self.components, self.dim = {}, np.zeros(0, np.float32), np.zeros((1, 0), np.float32), 1
+            return self
+        # keep terms in ≥ 2 units when the corpus is large enough: hapaxes only add noise to LSA
+        df = np.asarray((counts > 0).sum(axis=0)).ravel()
+        vocab = {t: int(i) for t, i in counter.vocabulary_.items()}
+        if counts.shape[0] >= 50:
+            keep = np.flatnonzero(df >= 2)
+            if keep.size:
+                counts, df = counts[:, keep], df[keep]
+                inv = {i: t for t, i in vocab.items()}
+                vocab = {inv[int(i)]: j for j, i in enumerate(keep)}
+        self.vocab = vocab
+        n = counts.shape[0]
+        self.idf = (np.log((1 + n) / (1 + df)) + 1.0).astype(np.float32)
+        weighted = self._weigh(counts)
+        self.components = _lsa_components(weighted, self.dimensions)
+        self.dim = int(self.components.shape[0])
+        return self
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self.vocab is None:
+            raise RuntimeError("TfidfEmbedder.embed before fit/load")
+        if not self.vocab:
+            return np.zeros((len(texts), self.dim), np.float32)
+        if len(texts) <= _NUMPY_MAX_TEXTS:
+            return self.embed_numpy(texts)
+        counts = self._counter(self.vocab).transform(texts)
+        return normalise(self._weigh(counts) @ self.components.T)
+
+    def _analyse(self, text: str) -> list[str]:
+        """CountVectorizer's analyzer, re-done in plain Python: lowercase, token_pattern words,
+        English stop words dropped, then unigrams and bigrams of the remaining words."""
+        words = [w for w in _TOKEN_RE.findall(text.lower()) if w not in SKLEARN_STOP_WORDS]
+        return words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+
+    def embed_numpy(self, texts: list[str]) -> np.ndarray:
+        """The fit-time transform (counts → 1 + log tf → · idf → L2 → LSA → L2) with numpy
+        only: no scikit-learn import, so a query is embedded in milliseconds at start-up.
+        Equal to the scikit-learn path to float32 rounding (tests/test_embed.py)."""
+        if self.vocab is None:
+            raise RuntimeError("TfidfEmbedder.embed before fit/load")
+        out = np.zeros((len(texts), self.dim), np.float32)
+        if not self.vocab:
+            return out
+        for row, text in enumerate(texts):
+            counts = Counter(t for t in self._analyse(text or "") if t in self.vocab)
+            if not counts:
+                continue
+            cols = np.fromiter((self.vocab[t] for t in counts), dtype=np.int64, count=len(counts))
+            tf = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
+            w = (np.log(tf) + np.float32(1.0)) * self.idf[cols]
+            norm = np.sqrt(np.dot(w, w))
+            if norm > 0:
+                w = w / norm
+            out[row] = self.components[:, cols] @ w
+        return normalise(out)
+
+    def save(self, folder: Path) -> None:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "embedder.json").write_text(json.dumps({"name": self.name, "dimensions": self.dimensions, "dim": self.dim}))
+        (folder / "vocabulary.json").write_text(json.dumps(self.vocab, ensure_ascii=False))
+        np.save(folder / "idf.npy", self.idf)
+        np.save(folder / "components.npy", self.components)
+
+    @classmethod
+    def load(cls, folder: Path) -> "TfidfEmbedder":
+        folder = Path(folder)
+        meta = json.loads((folder / "embedder.json").read_text())
+        e = cls(meta["dimensions"])
+        e.vocab = json.loads((folder / "vocabulary.json").read_text())
+        e.idf = np.load(folder / "idf.npy", allow_pickle=False)
+        e.components = np.load(folder / "components.npy", allow_pickle=False)
+        e.dim = int(meta["dim"])
+        return e

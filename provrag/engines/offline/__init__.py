@@ -1,0 +1,57 @@
+"""The `offline` engine: no network, no key, deterministic — real algorithms, not stubs.
+
+Each step lives in the module that owns its algorithm; this class only routes to them so
+the pipelines see one Engine interface whichever engine is configured.
+"""
+from __future__ import annotations
+
+from provrag.engines.base import Engine, EngineAnswer
+from provrag.results import Verdict
+
+
+class OfflineEngine(Engine):
+    name = "offline"
+
+    def extract_graph(self, units):
+        from provrag.engines.offline.extract import extract_units
+
+        return extract_units(units, self.cfg)
+
+    def summarize_descriptions(self, title, descriptions):
+        from provrag.engines.offline.extract import summarize
+
+        return summarize(title, descriptions, self.cfg)
+
+    def community_report(self, context):
+        from provrag.engines.offline.report import write_report
+
+        return write_report(context, self.cfg)
+
+    def map_points(self, question, reports):
+        from provrag.engines.offline.answer import map_points
+
+        return map_points(question, reports, self.cfg)
+
+    def reduce_answer(self, question, points):
+        from provrag.engines.offline.answer import reduce_answer
+
+        return reduce_answer(question, points, self.cfg)
+
+    def answer(self, question, context, terms=None):
+        """The best sentences of the context, each citing its record; ranked with the index-wide
+        idf of the question's terms when retrieval found them, else idf within the context."""
+        from provrag.engines.offline.answer import answer
+
+        details: dict = {}
+        text = answer(question, context, self.cfg, idf=(terms.idf or None) if terms else None,
+                      qterms=(list(terms.terms) or None) if terms else None, info=details)
+        # the records whose sentences the answer quotes whole (one completed from a neighbouring
+        # unit lies in both, so it promotes neither)
+        used = list(dict.fromkeys(p["record"] for p in details.get("sentences") or [] if p.get("whole")))
+        return EngineAnswer(text, records_used=used, details=details)
+
+    def judge(self, claim, evidence, focus=None):
+        from provrag.engines.offline.judge import judge
+
+        return [Verdict(v["label"], v["score"], v["reason"], tuple(v["span"]))
+                for v in judge(claim, evidence, self.cfg.verify, focus=focus)]

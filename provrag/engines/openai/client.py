@@ -1,0 +1,434 @@
+"""The request layer of the `openai` engine: one place that talks to the server.
+
+Why not just the `openai` client's own retries: provrag must count every request it sends
+(manifest.json `llm.calls` has to match what the provider bills), honour Retry-After exactly,
+stop hammering a server that is down, and keep the API key out of every message it records.
+So the client is built with `max_retries=0` and this module owns the loop:
+
+- retries with exponential backoff on 429 (waiting what Retry-After says), 5xx, 408/409,
+  timeouts, connection errors, unreadable response bodies and truncated replies
+  (finish_reason "length", retried with twice the `max_tokens` budget when one is set);
+- a requests-per-minute limit and a cap on requests in flight, shared by all threads;
+- the content-addressed reply cache (provrag.store.cache.Cache, key = model + messages +
+  parameters); a reply is stored only once the caller has validated it, so a failed item is
+  asked again on the next run while a re-run over unchanged input makes zero calls;
+- accounting in engines.base.Usage per stage: `calls` counts requests a server received
+  (every attempt, failed ones included; a refused connection reached nobody and is not
+  counted), `cached`, `failed` (items given up on), input/output tokens as the server reports
+  them (counted with cl100k when it reports none).
+"""
+from __future__ import annotations
+
+import os
+import random
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit
+
+from provrag.config import ConfigError
+from provrag.config import Config
+from provrag.store.cache import key_of
+
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+_KEYISH = re.compile(r"\b(sk-[A-Za-z0-9_\-*.]{4,}|Bearer\s+\S+)")
+
+
+class LLMConfigError(ConfigError):
+    """Settings that cannot work (no key for a remote server); one line for the CLI."""
+
+
+def is_local(base_url: str) -> bool:
+    host = (urlsplit(base_url).hostname or "") if base_url else ""
+    return host in LOCAL_HOSTS or host.endswith(".localhost")
+
+
+def resolve_key(api_key_env: str, base_url: str, where: str, fallback_env: str = "") -> str | None:
+    """The key from the environment variable NAMED in config; None when none is needed.
+
+    `api_key_env = ""` means "this server takes no key" (a LAN vLLM, say). A remote server
+    with the variable unset is a configuration error, caught before any document is read.
+    fallback_env: [embeddings] falls back to [llm]'s variable, so one key setting serves both.
+    """
+    name = (api_key_env or "").strip()
+    for n in (name, fallback_env.strip()):
+        key = os.environ.get(n) if n else None
+        if key:
+            return key
+    base = base_url or ""
+    if not name or is_local(base):
+        return None
+    # dotted names, not "[llm]": the CLI prints through rich, which would eat a bracketed word
+    target = base or f"OpenAI ({where}.base_url is empty)"
+    raise LLMConfigError(f"the openai engine needs an API key for {target}: environment variable {name} "
+                         f"(named by {where}.api_key_env) is not set; set it, or point {where}.base_url "
+                         "at a local server")
+
+
+@dataclass
+class Reply:
+    text: str
+    key: str
+    cached: bool = False
+    finish_reason: str = "stop"
+
+
+class _Retry(Exception):
+    """One failed attempt that may succeed if tried again."""
+
+    def __init__(self, reason: str, counted: bool, wait: float | None = None, kind: str = "other"):
+        super().__init__(reason)
+        self.reason, self.counted, self.wait, self.kind = reason, counted, wait, kind
+
+
+class _GiveUp(Exception):
+    """A failure retrying cannot fix (400, 401, 404 …)."""
+
+
+def retry_after_seconds(headers) -> float | None:
+    """Seconds the server asks us to wait: retry-after-ms, Retry-After seconds or HTTP date."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+class LLMClient:
+    """Chat completions and embeddings against one OpenAI-compatible endpoint."""
+
+    def __init__(self, cfg: Config, usage, section: str = "llm"):
+        llm = cfg.llm
+        s = getattr(cfg, section)  # [llm] or [embeddings]: model, base_url, api_key_env
+        self.section = section
+        self.model = s.model
+        self.base_url = (s.base_url or (llm.base_url if section != "llm" else "") or "").strip()
+        self._key = resolve_key(s.api_key_env, self.base_url, section, "" if section == "llm" else llm.api_key_env)
+        self.timeout = float(llm.timeout)
+        self.max_retries = max(0, llm.max_retries)
+        self.backoff = float(llm.backoff_seconds)
+        self.max_backoff = float(llm.max_backoff_seconds)
+        self.concurrency = max(1, llm.concurrency)
+        rpm = float(llm.requests_per_minute)
+        self._interval = 60.0 / rpm if rpm > 0 else 0.0
+        self.temperature = llm.temperature
+        self.seed = llm.seed
+        self.max_tokens = llm.max_tokens
+        self.json_mode = llm.json_mode
+        self.usage = usage
+        self.cache = None
+        self._lock = threading.Lock()
+        self._sem = threading.BoundedSemaphore(self.concurrency)
+        self._next_slot = 0.0
+        self._unreachable = False  # set after an item failed on connection errors only
+        self._client = None
+
+    def __repr__(self) -> str:  # never the key
+        return f"LLMClient(section={self.section!r}, model={self.model!r}, base_url={self.base_url!r})"
+
+    # ------------------------------------------------------------ helpers
+
+    def scrub(self, text: str) -> str:
+        """Remove the key (and anything shaped like one) from a message we are about to keep."""
+        text = str(text)
+        if self._key:
+            text = text.replace(self._key, "[key]")
+        return _KEYISH.sub("[key]", text)
+
+    def _openai(self):
+        with self._lock:
+            if self._client is None:
+                import openai
+
+                self._client = openai.OpenAI(
+                    api_key=self._key or "no-key-needed", base_url=self.base_url or None,
+                    timeout=openai.Timeout(self.timeout, connect=min(10.0, self.timeout)),
+                    max_retries=0)
+            return self._client
+
+    def _add(self, stage: str, **counts) -> None:
+        with self._lock:
+            st = self.usage.stage(stage)
+            for k, v in counts.items():
+                setattr(st, k, getattr(st, k) + v)
+
+    def record_failure(self, stage: str, label: str, reason: str) -> None:
+        with self._lock:
+            self.usage.stage(stage).failed += 1
+            self.usage.errors.append(self.scrub(f"{stage} {label}: {reason}")[:500])
+
+    def record_note(self, stage: str, label: str, reason: str) -> None:
+        """An error worth reporting that did not fail the item (e.g. a gleaning round lost)."""
+        with self._lock:
+            self.usage.errors.append(self.scrub(f"{stage} {label}: {reason}")[:500])
+
+    def _throttle(self) -> None:
+        if not self._interval:
+            return
+        with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next_slot)
+            self._next_slot = slot + self._interval
+        if slot > now:
+            time.sleep(slot - now)
+
+    def _wait(self, attempt: int, asked: float | None) -> float:
+        if asked is not None:
+            return min(asked, self.max_backoff)
+        return min(self.max_backoff, self.backoff * (2 ** attempt)) * (0.75 + random.random() * 0.5)
+
+    def _attempts(self, stage: str, send, label: str = "") -> tuple[object | None, str | None]:
+        """Run send(attempt) until it works, retrying what may pass; (result, None) or (None, reason).
+
+        A fault survived is noted in usage.errors as "recovered", so a run says what happened
+        even when nothing failed.
+        """
+        import openai
+
+        tries = 1 if self._unreachable else self.max_retries + 1
+        reason, kinds, seen = "no attempt made", set(), []
+        for attempt in range(tries):
+            if attempt and self._unreachable and kinds == {"connection"}:
+                break  # another item has just given up on this server: stop backing off too
+            self._throttle()
+            try:
+                with self._sem:
+                    try:
+                        result = send(attempt)
+                        self._add(stage, calls=1)
+                    except openai.RateLimitError as e:
+                        raise _Retry("HTTP 429 rate limited", True, retry_after_seconds(e.response.headers)) from None
+                    except openai.APITimeoutError:
+                        raise _Retry(f"timed out after {self.timeout:g}s", True) from None
+                    except openai.APIConnectionError as e:
+                        raise _Retry(f"connection failed ({type(e.__cause__ or e).__name__})", False,
+                                     kind="connection") from None
+                    except openai.APIStatusError as e:
+                        code = e.status_code
+                        detail = e.body.get("message") if isinstance(e.body, dict) else None
+                        msg = f"HTTP {code}: {detail or e.message}"[:300]
+                        if code >= 500 or code in (408, 409):
+                            raise _Retry(msg, True, retry_after_seconds(e.response.headers)) from None
+                        self._add(stage, calls=1)
+                        raise _GiveUp(msg) from None
+                    except openai.APIResponseValidationError:
+                        raise _Retry("unreadable response body", True) from None
+                    except (ValueError, TypeError, AttributeError, IndexError, KeyError) as e:
+                        raise _Retry(f"malformed response ({type(e).__name__})", True) from None
+            except _Retry as r:
+                if r.counted:
+                    self._add(stage, calls=1)
+                reason = r.reason
+                kinds.add(r.kind)
+                seen.append(r.reason)
+                if attempt + 1 < tries:
+                    time.sleep(self._wait(attempt, r.wait))
+                continue
+            except _GiveUp as g:
+                return None, self.scrub(str(g))
+            self._unreachable = False
+            if seen:
+                self.record_note(stage, label, f"recovered after {len(seen)} retr{'y' if len(seen) == 1 else 'ies'} "
+                                               f"({'; '.join(dict.fromkeys(seen))})")
+            return result, None
+        if kinds == {"connection"}:
+            self._unreachable = True  # later items try once instead of backing off again and again
+        n = len(seen)
+        return None, self.scrub(f"{reason} (after {n} attempt{'s' if n != 1 else ''})")
+
+    # ------------------------------------------------------------ chat
+
+    def params(self, json_mode: bool = False) -> dict:
+        p = {"temperature": self.temperature}
+        if self.seed is not None:
+            p["seed"] = self.seed
+        if self.max_tokens > 0:
+            p["max_tokens"] = self.max_tokens
+        if json_mode and self.json_mode:
+            p["response_format"] = {"type": "json_object"}
+        return p
+
+    def chat(self, stage: str, messages: list[dict], json_mode: bool = False,
+             label: str = "") -> tuple[Reply | None, str | None]:
+        """One completion: from the cache when it holds this exact request, else from the server."""
+        params = self.params(json_mode)
+        key = key_of(self.model, messages, params)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if isinstance(hit, dict) and isinstance(hit.get("text"), str):
+                self._add(stage, cached=1)
+                return Reply(hit["text"], key, cached=True), None
+
+        from provrag.text.tokens import count_tokens
+
+        truncated = []
+
+        def send(attempt: int):
+            p = dict(params)
+            if truncated and "max_tokens" in p:  # a cut reply gets a bigger budget next time
+                p["max_tokens"] = p["max_tokens"] * (2 ** min(len(truncated), 3))
+            resp = self._openai().chat.completions.create(model=self.model, messages=messages, **p)
+            choice = resp.choices[0]
+            text = choice.message.content or ""
+            u = getattr(resp, "usage", None)
+            tin = getattr(u, "prompt_tokens", None) if u else None
+            tout = getattr(u, "completion_tokens", None) if u else None
+            if tin is None:
+                tin = sum(count_tokens(str(m.get("content", ""))) for m in messages)
+            if tout is None:
+                tout = count_tokens(text)
+            self._add(stage, input_tokens=int(tin), output_tokens=int(tout))
+            if choice.finish_reason == "length":
+                truncated.append(attempt)
+                raise _Retry("truncated output (finish_reason=length)", True)
+            return Reply(self.scrub(text) if self._key and self._key in text else text, key,
+                         finish_reason=choice.finish_reason or "stop")
+
+        reply, reason = self._attempts(stage, send, label)
+        if reply is None and "response_format" in params and (reason or "").startswith("HTTP 400"):
+            # some local servers reject response_format: ask without it from now on
+            self.json_mode = False
+            self.record_note(stage, label, f"server rejected response_format ({reason}); json_mode turned off")
+            return self.chat(stage, messages, json_mode, label)
+        return reply, reason
+
+    def store(self, key: str, text: str) -> None:
+        """Keep a validated reply for this request key."""
+        if self.cache is not None:
+            self.cache.put(key, {"text": text})
+
+    def validated(self, stage: str, label: str, messages: list[dict], parse, json_mode: bool = False,
+                  with_text: bool = False):
+        """Ask, parse, and on an unusable reply ask once more saying why; None when it stays unusable.
+
+        The repaired reply is also stored under the original request's key, so a re-run asks
+        nothing at all. with_text=True returns (value, accepted reply text) — gleaning needs
+        the text to continue the conversation.
+        """
+        none = (None, "") if with_text else None
+        reply, reason = self.chat(stage, messages, json_mode, label)
+        if reply is None:
+            self.record_failure(stage, label, reason)
+            return none
+        try:
+            value = parse(reply.text)
+        except ValueError as e:
+            from provrag.engines.openai.prompts import repair_message
+
+            problem = str(e)
+            convo = messages + [{"role": "assistant", "content": reply.text[:8000]}, repair_message(problem)]
+            fixed, reason = self.chat(stage, convo, json_mode, label)
+            if fixed is None:
+                self.record_failure(stage, label, f"invalid reply ({problem}); repair request failed: {reason}")
+                return none
+            try:
+                value = parse(fixed.text)
+            except ValueError as e2:
+                self.record_failure(stage, label, f"invalid reply, still invalid after one repair: {e2}")
+                return none
+            if not fixed.cached:
+                self.store(fixed.key, fixed.text)
+                self.record_note(stage, label, f"recovered by one repair request (first reply: {problem})")
+            self.store(reply.key, fixed.text)
+            return (value, fixed.text) if with_text else value
+        if not reply.cached:
+            self.store(reply.key, reply.text)
+        return (value, reply.text) if with_text else value
+
+    # ------------------------------------------------------------ embeddings
+
+    def embed(self, stage: str, texts: list[str], dimensions: int = 0,
+              label: str = "") -> tuple[list[list[float]] | None, str | None]:
+        """One /v1/embeddings request for a batch (no cache here: the embedder caches per text)."""
+        from provrag.text.tokens import count_tokens
+
+        inputs = [t if t.strip() else " " for t in texts]  # the API rejects empty strings
+        extra = {"dimensions": dimensions} if dimensions else {}
+
+        def send(attempt: int):
+            resp = self._openai().embeddings.create(model=self.model, input=inputs, encoding_format="float", **extra)
+            data = sorted(resp.data, key=lambda d: d.index)
+            if len(data) != len(inputs):
+                raise ValueError("wrong number of embeddings")
+            u = getattr(resp, "usage", None)
+            tin = getattr(u, "prompt_tokens", None) if u else None
+            if tin is None:
+                tin = sum(count_tokens(t) for t in inputs)
+            self._add(stage, input_tokens=int(tin))
+            return [list(d.embedding) for d in data]
+
+        return self._attempts(stage, send, label)
+
+    # ------------------------------------------------------------ concurrency
+
+    def map(self, fn, items: list) -> list:
+        """fn over items with `concurrency` requests in flight; results in input order."""
+        if len(items) <= 1 or self.concurrency == 1:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(fn, items))
+
+
+def full_extraction_estimate(text_units_df, cfg: Config, gleanings: int | None = None,
+                             output_tokens_per_call: float | None = None, usage=None) -> dict:
+    """What GraphRAG-style full extraction of EVERY unit would cost, for the manifest's cost line.
+
+    Same prompt as provrag's extraction, one request per unit plus `gleanings` continuation
+    rounds, each re-sending the conversation so far (GraphRAG's behaviour). Input tokens of
+    the first round are counted exactly (cl100k over the rendered prompt); a gleaning round
+    adds the previous reply, whose length is `output_tokens_per_call`, else provrag's own
+    average reply in `usage` (an engines.base.Usage, stage "extract"), else half the unit.
+
+    text_units_df: a polars/pandas DataFrame, a pyarrow Table or a list of dicts with a
+    `text` column. Returns {"units", "calls", "input_tokens", "output_tokens_est", "gleanings"}.
+    """
+    if output_tokens_per_call is None and usage is not None:
+        st = usage.by_stage.get("extract")
+        if st is not None and st.calls:
+            output_tokens_per_call = st.output_tokens / st.calls
+    from provrag.engines.openai import prompts
+    from provrag.text.tokens import count_tokens, count_tokens_batch
+
+    if isinstance(text_units_df, list):
+        texts = [r.get("text") or "" for r in text_units_df]
+    else:
+        col = text_units_df["text"]
+        texts = col.to_pylist() if hasattr(col, "to_pylist") else list(col)
+        texts = [t or "" for t in texts]
+    g = int(cfg.extract.gleanings if gleanings is None else gleanings)
+    types = list(cfg.extract.entity_types)
+    frame = prompts.extract_messages("", types)
+    frame_tokens = sum(count_tokens(m["content"]) for m in frame) + 4 * len(frame)
+    glean_tokens = count_tokens(prompts.glean_message()["content"]) + 4
+    unit_tokens = count_tokens_batch(texts) if texts else []
+    calls = inp = out = 0
+    for n in unit_tokens:
+        reply = output_tokens_per_call if output_tokens_per_call is not None else n / 2
+        prompt = frame_tokens + n
+        calls += 1
+        inp += prompt
+        out += reply
+        for _ in range(g):  # each gleaning round re-sends everything so far
+            prompt += reply + 4 + glean_tokens
+            calls += 1
+            inp += prompt
+            out += reply
+    return {"units": len(texts), "calls": calls, "input_tokens": int(inp),
+            "output_tokens_est": int(round(out)), "gleanings": g}

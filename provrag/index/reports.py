@@ -1,0 +1,106 @@
+"""Stage 7 — reports: one GraphRAG community report per community, through the engine.
+
+The engine gets a context (engines/base.py): the community's entities (by degree), its
+relationships (by combined degree, then weight) and its text units (those mentioning most of
+its entities first), cut to `[reports].max_input_tokens` cl100k tokens as GraphRAG caps report
+input (~8k). Entities and relationships may use at most 30 % of the budget each, text units
+the rest. Whatever the engine answers is checked and rendered into GraphRAG's columns:
+`full_content` is the markdown GraphRAG renders ("# title", summary, one "## finding" section
+each), `full_content_json` the report JSON, `rank` the rating.
+
+The report id hashes the community number with full_content (GraphRAG hashes full_content
+alone; adding the number keeps ids unique if two communities ever read alike).
+"""
+from __future__ import annotations
+
+import json
+
+from provrag.config import Config
+from provrag.store import schema
+from provrag.index.extract import _progress
+
+
+def _context(c: dict, ents: dict, rels: dict, units: dict, budget: int, sizes: dict) -> dict:
+    from provrag.text.tokens import count_tokens
+
+    e_rows = sorted((ents[i] for i in c["entity_ids"] if i in ents),
+                    key=lambda e: (-int(e["degree"] or 0), e["human_readable_id"]))
+    r_rows = sorted((rels[i] for i in c["relationship_ids"] if i in rels),
+                    key=lambda r: (-int(r["combined_degree"] or 0), -float(r["weight"] or 0), r["human_readable_id"]))
+    members = set(c["entity_ids"])
+    u_rows = sorted((units[u] for u in c["text_unit_ids"] if u in units),
+                    key=lambda u: (-len(members.intersection(u["entity_ids"] or [])), u["human_readable_id"]))
+
+    def take(rows, fields, share):
+        out, used = [], 0
+        for r in rows:
+            rec = {f: r[f] for f in fields}
+            n = sizes.get(r["id"])  # a record recurs in its community at every level: count once
+            if n is None:  # one by one: tiktoken's batch call starts a thread pool per call
+                n = sizes[r["id"]] = count_tokens(json.dumps(rec, ensure_ascii=False, default=str))
+            if used + n > share and out:
+                break
+            out.append(rec)
+            used += n
+        return out, used
+
+    e_ctx, e_used = take(e_rows, ("human_readable_id", "title", "type", "description", "degree"), int(budget * 0.3))
+    r_ctx, r_used = take(r_rows, ("human_readable_id", "source", "target", "description", "weight"), int(budget * 0.3))
+    u_ctx, _ = take(u_rows, ("id", "text"), max(0, budget - e_used - r_used))
+    return {"community": int(c["community"]), "level": int(c["level"]),
+            "entities": e_ctx, "relationships": r_ctx, "text_units": u_ctx}
+
+
+def _clean(report) -> dict:
+    """The engine's answer coerced into GraphRAG's report shape (never raises)."""
+    report = report if isinstance(report, dict) else {}
+    try:
+        rating = float(report.get("rating", 0) or 0)
+    except (TypeError, ValueError):
+        rating = 0.0
+    rating = min(10.0, max(0.0, rating)) if rating == rating else 0.0
+    findings = []
+    for f in report.get("findings") or []:
+        if isinstance(f, dict) and (f.get("summary") or f.get("explanation")):
+            findings.append({"summary": str(f.get("summary") or ""), "explanation": str(f.get("explanation") or "")})
+        elif isinstance(f, str) and f.strip():
+            findings.append({"summary": "", "explanation": f.strip()})
+    return {"title": str(report.get("title") or "").strip() or "Report", "summary": str(report.get("summary") or ""),
+            "findings": findings, "rating": rating, "rating_explanation": str(report.get("rating_explanation") or "")}
+
+
+def render(report: dict) -> str:
+    """GraphRAG's markdown rendering of a report."""
+    sections = "\n\n".join(f"## {f['summary']}\n\n{f['explanation']}" for f in report["findings"])
+    return f"# {report['title']}\n\n{report['summary']}\n\n{sections}"
+
+
+def reports_stage(communities, entities, relationships, text_units, engine, cfg: Config, progress=None):
+    """The community_reports table (polars), one row per community, in community order."""
+    import polars as pl
+
+    budget = max(500, int(cfg.reports.max_input_tokens))
+    if communities is None or communities.height == 0:
+        return pl.from_arrow(schema.to_arrow(schema.COMMUNITY_REPORTS, []))
+    ents = {r["id"]: r for r in entities.iter_rows(named=True)}
+    rels = {r["id"]: r for r in relationships.iter_rows(named=True)}
+    needed = {u for us in communities["text_unit_ids"].to_list() for u in (us or [])}
+    units = {r["id"]: r for r in text_units.select("id", "human_readable_id", "text", "entity_ids")
+             .filter(pl.col("id").is_in(list(needed))).iter_rows(named=True)}
+    rows, sizes = [], {}
+    with _progress(progress, "reports", communities.height) as task:
+        for c in communities.sort("community").iter_rows(named=True):
+            report = _clean(engine.community_report(_context(c, ents, rels, units, budget, sizes)))
+            full = render(report)
+            rows.append({
+                "id": schema.content_id("community_report", str(c["community"]), full),
+                "human_readable_id": c["community"], "community": c["community"], "level": c["level"],
+                "parent": c["parent"], "children": c["children"] or [], "title": report["title"],
+                "summary": report["summary"], "full_content": full, "rank": report["rating"],
+                "rating_explanation": report["rating_explanation"],
+                "findings": [{"explanation": f["explanation"], "summary": f["summary"]} for f in report["findings"]],
+                "full_content_json": json.dumps(report, ensure_ascii=False, indent=4),
+                "period": c["period"], "size": c["size"],
+            })
+            task.advance()
+    return pl.from_arrow(schema.to_arrow(schema.COMMUNITY_REPORTS, rows))

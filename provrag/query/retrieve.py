@@ -1,0 +1,251 @@
+"""Hybrid retrieval of text units: BM25 over the term table + cosine over unit embeddings.
+
+Both channels run inside DuckDB over the index's parquet files (never a whole-table load
+into Python): BM25 is one SQL query over the term table (provrag/store/terms.py), the dense
+channel is `array_cosine_similarity` over embeddings.parquet with the query embedded by
+the index's own embedder. Each channel returns its top `pool` units; the union is then
+scored exactly in both channels and fused as
+
+    score = w · bm25 / max(bm25) + (1 − w) · max(cos, 0) / max(cos)
+
+with w = [search] lexical_weight. A linear fusion of normalised scores (rather than
+reciprocal-rank fusion) keeps the margin information: a unit that matches every rare term
+of the question stays far ahead of one that merely shares its topic. GraphRAG folders have
+no unit embeddings: retrieval is then BM25 alone, and the trace says so.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from provrag.config import Config
+from provrag.store import terms as lexical
+
+
+@dataclass
+class Retrieval:
+    """Ranked candidates (dicts, best first) and how they were found (for the trace)."""
+
+    candidates: list[dict]
+    channels: dict = field(default_factory=dict)
+    timings_ms: dict = field(default_factory=dict)
+    query_terms: dict = field(default_factory=dict)   # index terms of the question (spelling-fixed)
+    idf: dict = field(default_factory=dict)           # their BM25 idf, for sentence scoring
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 2)
+
+
+def _has_view(con, name: str) -> bool:
+    rows = con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]).fetchall()
+    if rows[0][0]:
+        return True
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]).fetchall()[0][0])
+
+
+def embed_query(reader, question: str):
+    """The question's vector from the index's embedder, or None (GraphRAG index, failure)."""
+    try:
+        emb = reader.embedder()
+    except Exception:  # a broken embedder folder must not break ask: BM25 still works
+        return None, None
+    if emb is None:
+        return None, None
+    try:
+        vec = emb.embed([question])[0]
+    except Exception:
+        return None, emb
+    return vec, emb
+
+
+def dense(con, vec, limit: int = 200, unit_ids: list[str] | None = None) -> list[tuple[str, float]]:
+    """(text_unit_id, cosine) best first, over the embeddings view."""
+    dim = int(len(vec))
+    if dim == 0:
+        return []
+    params: list = [[float(x) for x in vec]]
+    where = ""
+    if unit_ids is not None:
+        if not unit_ids:
+            return []
+        where = "WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+        params.append(list(unit_ids))
+    sql = f"""
+        SELECT id, s FROM (
+            SELECT id, array_cosine_similarity(vector::FLOAT[{dim}], ?::FLOAT[{dim}]) AS s0,
+                   CASE WHEN s0 IS NULL OR isnan(s0) THEN 0.0 ELSE s0 END AS s
+            FROM embeddings {where})
+        ORDER BY s DESC, id LIMIT {int(limit)}
+    """
+    return [(r[0], _finite(r[1])) for r in con.execute(sql, params).fetchall()]
+
+
+def _finite(x) -> float:
+    """A similarity as a float, NULL and NaN (a zero vector has no direction) as 0."""
+    if x is None:
+        return 0.0
+    x = float(x)
+    return x if math.isfinite(x) else 0.0
+
+
+def unit_rows(con, ids: list[str]) -> dict[str, dict]:
+    """Text unit + its document's title/path for the given ids (one query)."""
+    if not ids:
+        return {}
+    sql = """
+        SELECT t.id, t.human_readable_id, t.text, t.document_id, t.page_start, t.page_end,
+               d.title, d.path
+        FROM text_units t LEFT JOIN documents d ON d.id = t.document_id
+        WHERE t.id IN (SELECT unnest(?::VARCHAR[]))
+    """
+    out = {}
+    for r in con.execute(sql, [list(ids)]).fetchall():
+        out[r[0]] = {"text_unit_id": r[0], "human_readable_id": r[1], "text": r[2] or "", "document_id": r[3],
+                     "page_start": r[4], "page_end": r[5], "document": r[6], "path": r[7]}
+    return out
+
+
+def _adjacent(con, ids: list[str], which: str) -> list[tuple]:
+    """(unit id, neighbour's human_readable_id, neighbour's char_start, the unit's own
+    char_end ("next") or char_start ("previous"), neighbour's text) for the unit before or
+    after each of `ids` in its document."""
+    fn, own = ("lead", "char_end") if which == "next" else ("lag", "char_start")
+    return con.execute(f"""
+        WITH o AS (SELECT id, {own} AS off,
+                          {fn}(id) OVER (PARTITION BY document_id ORDER BY char_start, human_readable_id) AS nb_id
+                   FROM text_units WHERE char_start IS NOT NULL AND document_id IN (
+                        SELECT document_id FROM text_units WHERE id IN (SELECT unnest(?::VARCHAR[]))))
+        SELECT o.id, n.human_readable_id, n.char_start, o.off, n.text
+        FROM o JOIN text_units n ON n.id = o.nb_id
+        WHERE o.id IN (SELECT unnest(?::VARCHAR[]))
+    """, [list(ids), list(ids)]).fetchall()
+
+
+def continuations(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
+    """For each unit, the text that follows it in its document (the next unit's head, minus any
+    overlap): a unit closed at a page break can end mid-sentence, and an answer must not.
+    Only provrag indexes (char offsets known); {} for GraphRAG folders."""
+    if not ids:
+        return {}
+    out = {}
+    for uid, hrid, nstart, end, text in _adjacent(con, ids, "next"):
+        skip = max(0, int(end) - int(nstart)) if nstart is not None and end is not None else 0
+        text = (text or "")[skip:skip + chars]
+        if text.strip():
+            out[uid] = {"human_readable_id": hrid, "text": text}
+    return out
+
+
+def antecedents(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
+    """For each unit, the text that precedes it in its document (the previous unit's text up
+    to where this unit starts, at most `chars` of it): a unit opened inside a sentence (the
+    chunker cuts by tokens) starts with a fragment that only the previous unit completes.
+    Only provrag indexes (char offsets known); {} for GraphRAG folders."""
+    if not ids:
+        return {}
+    out = {}
+    for uid, hrid, pstart, start, text in _adjacent(con, ids, "previous"):
+        if pstart is None or start is None or text is None:
+            continue
+        gap = int(start) - int(pstart)
+        cut = max(0, min(len(text), gap))
+        head = text[max(0, cut - int(chars)):cut]
+        if gap > len(text):  # the units do not overlap: what lies between them is whitespace
+            head += "\n"
+        if head.strip():
+            out[uid] = {"human_readable_id": hrid, "text": head}
+    return out
+
+
+def fuse(lex: dict[str, float], den: dict[str, float], weight: float) -> dict[str, float]:
+    """Linear fusion of max-normalised channel scores (see the module docstring)."""
+    mb = max(lex.values(), default=0.0)
+    md = max((max(v, 0.0) for v in den.values()), default=0.0)
+    if mb <= 0:
+        weight = 0.0
+    if md <= 0:
+        weight = 1.0 if mb > 0 else weight
+    ids = set(lex) | set(den)
+    return {i: weight * (lex.get(i, 0.0) / mb if mb else 0.0)
+            + (1 - weight) * (max(den.get(i, 0.0), 0.0) / md if md else 0.0) for i in ids}
+
+
+def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, pool: int = 100,
+                   restrict: list[str] | None = None, boost: dict[str, float] | None = None) -> Retrieval:
+    """Top-k text units for the question, fused from BM25 and embedding similarity.
+
+    restrict: only these unit ids (local search's entity neighbourhood); boost: extra score
+    per unit id added after fusion (local search's entity matches).
+    """
+    scfg = cfg.search
+    k = int(k or scfg.top_k_units)
+    weight = float(scfg.lexical_weight)
+    con = reader.con
+    timings: dict[str, float] = {}
+    channels: dict = {}
+
+    t0 = time.perf_counter()
+    stats = lexical.ensure_terms(con, getattr(reader, "path", None))
+    timings["terms"] = _ms(t0)
+    qterms, fixes = lexical.match_terms(con, question)
+    channels["bm25"] = {"source": stats.get("source"), "n_units": stats.get("n_units"),
+                        "query_terms": qterms, "spelling": fixes}
+
+    t0 = time.perf_counter()
+    lex = dict(lexical.bm25(con, stats, qterms, limit=pool, unit_ids=restrict))
+    timings["bm25"] = _ms(t0)
+
+    den: dict[str, float] = {}
+    t0 = time.perf_counter()
+    vec, emb = (None, None)
+    if _has_view(con, "embeddings"):
+        vec, emb = embed_query(reader, question)
+    timings["embed_query"] = _ms(t0)
+    if vec is not None and not any(float(x) != 0.0 for x in vec):
+        vec = None  # no word of the question is in the embedder's vocabulary: no direction to compare
+        channels["dense_note"] = "the question's vector is zero (no known words)"
+    if vec is not None:
+        t0 = time.perf_counter()
+        try:
+            den = dict(dense(con, vec, limit=pool, unit_ids=restrict))
+        except Exception as e:  # dimension mismatch, unreadable vectors: fall back to BM25, say why
+            channels["dense_error"] = str(e).splitlines()[0][:200]
+            den = {}
+        timings["dense"] = _ms(t0)
+    channels["dense"] = {"embedder": getattr(emb, "name", None), "used": bool(den)}
+    if not den:
+        weight = 1.0
+    channels["lexical_weight"] = weight
+
+    # score the union exactly in both channels (a unit in one top list may be just below the other's)
+    t0 = time.perf_counter()
+    union = sorted(set(lex) | set(den))
+    miss_lex = [i for i in union if i not in lex]
+    if miss_lex and lex:
+        lex.update(dict(lexical.bm25(con, stats, qterms, limit=len(miss_lex), unit_ids=miss_lex)))
+    miss_den = [i for i in union if i not in den]
+    if miss_den and den and vec is not None:
+        den.update(dict(dense(con, vec, limit=len(miss_den), unit_ids=miss_den)))
+    fused = fuse(lex, den, weight)
+    if boost:  # only units either channel found: an entity seen in 1,000 units must not flood the ranking
+        for i in fused:
+            fused[i] += boost.get(i, 0.0)
+    timings["fuse"] = _ms(t0)
+
+    ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+    t0 = time.perf_counter()
+    rows = unit_rows(con, [i for i, _ in ranked])
+    timings["fetch"] = _ms(t0)
+    cands = []
+    for rank, (uid, s) in enumerate(ranked):
+        r = rows.get(uid)
+        if r is None:  # a term/embedding row whose unit is gone: skip rather than cite nothing
+            continue
+        r.update(score=round(s, 6), bm25=round(lex.get(uid, 0.0), 6), cosine=round(den.get(uid, 0.0), 6),
+                 rank=rank)
+        cands.append(r)
+    channels["pool"] = {"bm25": len(lex), "dense": len(den), "union": len(union)}
+    idf = lexical.idf_of(con, stats, qterms)
+    return Retrieval(cands, channels, timings, qterms, idf)

@@ -1,0 +1,203 @@
+"""The typed results provrag hands out: what `ask`, `resolve` and `verify` return, each with one
+`to_json()` that gives CONTRACT.md §5's shape (the CLI's `--json`, a server's response body).
+
+A Source is built in one place, `Source.of_unit`, from a text-unit row (provrag/store/units.py)
+and a quote in its text: the resolver, retrieval and verify all name pages the same way.
+Fields beyond the contract's (text_unit, char offsets, …) are provenance a caller may use;
+`to_json()` writes them only where they are known.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the row type only; results are built without importing the store
+    from provrag.store.units import UnitRow
+
+VERDICTS = ("supported", "contradicted", "unsupported")
+
+
+def _known(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+@dataclass
+class Source:
+    """Where a statement stands: document, physical page(s) and quote, and how it was reached."""
+
+    document: str
+    path: str | None
+    page_start: int | None
+    page_end: int | None
+    page_label: str | None
+    text_unit_id: str
+    quote: str
+    via: str
+    score: float
+    # provenance beyond the contract's shape
+    text_unit: int | None = None              # the unit's human_readable_id (its `Sources (n)`)
+    char_start: int | None = None             # the quote, as offsets into documents.text
+    char_end: int | None = None
+    sentence_index: int | None = None         # the answer sentence whose citation reached it
+    text_unit_ids: list[str] | None = None    # a quote across a page break: both units, in order
+
+    @classmethod
+    def of_unit(cls, unit: UnitRow, quote: str, start: int | None, end: int | None, *, via: str,
+                score: float, **extra) -> "Source":
+        """The one Source builder: `quote` is unit.text[start:end] (or a display form of it)."""
+        cs = unit.char_start
+        known = cs is not None and start is not None and end is not None
+        return cls(document=unit.document, path=unit.path, page_start=unit.page_start, page_end=unit.page_end,
+                   page_label=unit.page_label(unit.page_start), text_unit_id=unit.id, quote=quote, via=via,
+                   score=score, text_unit=unit.human_readable_id,
+                   char_start=cs + start if known else None, char_end=cs + end if known else None, **extra)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"document": self.document, "path": self.path, "page_start": self.page_start,
+               "page_end": self.page_end, "page_label": self.page_label, "text_unit_id": self.text_unit_id,
+               "quote": self.quote, "via": self.via, "score": self.score}
+        return out | _known({"text_unit": self.text_unit, "char_start": self.char_start, "char_end": self.char_end,
+                             "sentence_index": self.sentence_index, "text_unit_ids": self.text_unit_ids})
+
+
+@dataclass
+class Citation:
+    """One `[Data: Kind (ids)]` reference of an answer, with the sentence it backs."""
+
+    kind: str
+    ids: list[int]
+    more: bool
+    sentence: str
+    sentence_index: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "ids": list(self.ids), "more": self.more, "sentence": self.sentence} \
+            | _known({"sentence_index": self.sentence_index})
+
+
+@dataclass
+class Unresolved:
+    """A cited id the index does not hold (reported, never dropped)."""
+
+    kind: str
+    id: int
+    sentence_index: int | None = None
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id} | _known({"sentence_index": self.sentence_index,
+                                                             "reason": self.reason})
+
+
+@dataclass
+class ResolveResult:
+    """`provrag resolve`: every citation of an answer with its sources, best first per sentence."""
+
+    answer: str
+    citations: list[Citation]
+    sources: list[Source]
+    unresolved: list[Unresolved]
+    dead_ends: list[dict]           # ids that exist but reach no text unit
+    problems: list[dict]            # what the citation parser could not read
+    index: dict                     # {"path", "kind", "has_pages"}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"answer": self.answer, "citations": [c.to_json() for c in self.citations],
+                "sources": [s.to_json() for s in self.sources],
+                "unresolved": [u.to_json() for u in self.unresolved], "dead_ends": self.dead_ends,
+                "problems": self.problems, "index": self.index}
+
+
+@dataclass
+class AskResult:
+    """`provrag ask`: the answer, its citations, their sources by page, and the stored trace."""
+
+    trace_id: str
+    question: str
+    method: str
+    answer: str
+    citations: list[Citation]
+    sources: list[Source]
+    unresolved: list[Unresolved]
+    has_pages: bool = True                 # a provrag index (GraphRAG folders have no pages)
+    trace: dict = field(default_factory=dict, repr=False)   # the whole trace, as stored
+    trace_file: str | None = None
+    trace_error: str | None = None         # why the trace could not be stored (the answer stands)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"trace_id": self.trace_id, "question": self.question, "method": self.method, "answer": self.answer,
+                "citations": [c.to_json() for c in self.citations], "sources": [s.to_json() for s in self.sources],
+                "unresolved": [u.to_json() for u in self.unresolved]}
+
+
+@dataclass
+class Verdict:
+    """The judge's word on one claim against one evidence text."""
+
+    label: str                     # supported | contradicted | unsupported
+    score: float                   # support score, 0..1
+    reason: str
+    span: tuple[int, int] | None   # the best-matching span of the evidence text (None: not named)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "score": self.score, "reason": self.reason,
+                "span": list(self.span) if self.span is not None else None}
+
+
+@dataclass
+class Evidence(Source):
+    """A Source judged for one claim: its verdict and the route that found it."""
+
+    label: str = "unsupported"
+    reason: str = ""
+    route: str = "retrieved"       # cited | retrieved | both
+
+    def to_json(self) -> dict[str, Any]:
+        return super().to_json() | {"label": self.label, "reason": self.reason, "route": self.route}
+
+
+@dataclass
+class ClaimCheck:
+    """One claim of an answer: its verdict, cited and retrieved evidence, per-citation support."""
+
+    text: str
+    verdict: str
+    score: float
+    method: str
+    cited: list[Evidence]
+    evidence: list[Evidence]
+    cited_supports: bool
+    citations: list[dict]          # {"kind", "id", "supports"} per cited id
+    unresolved: list[dict]
+    focus: str | None
+    span: tuple[int, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "verdict": self.verdict, "score": self.score, "method": self.method,
+                "cited": [e.to_json() for e in self.cited], "evidence": [e.to_json() for e in self.evidence],
+                "cited_supports": self.cited_supports, "citations": self.citations, "unresolved": self.unresolved,
+                "focus": self.focus, "span": list(self.span)}
+
+
+@dataclass
+class VerifyResult:
+    """`provrag verify`: each claim's verdict with evidence by page, and the answer's metrics."""
+
+    trace_id: str
+    question: str | None
+    method: str
+    source: dict                   # where the answer came from: {"from", "trace_id" | "path"}
+    claims: list[ClaimCheck]
+    summary: dict                  # counts, supported_ratio, citation_recall / _precision (ALCE)
+    trace: dict = field(default_factory=dict, repr=False)
+    trace_file: str | None = None
+    trace_error: str | None = None
+
+    @property
+    def supported_ratio(self) -> float | None:
+        return self.summary.get("supported_ratio")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"trace_id": self.trace_id, "question": self.question, "method": self.method, "source": self.source,
+                "claims": [c.to_json() for c in self.claims], "summary": self.summary} \
+            | _known({"trace_file": self.trace_file, "trace_error": self.trace_error})

@@ -1,0 +1,224 @@
+"""The term table and BM25 in plain SQL: the lexical half of hybrid retrieval.
+
+DuckDB's `fts` extension is not bundled and cannot be installed offline, so BM25 is done
+the way fts does it internally: a table of (term, text_unit_id, tf, dl) and one SQL query
+that sums Okapi BM25 over the question's terms. The index pipeline writes the table as
+INDEX/terms.parquet, sorted by term so that DuckDB's row-group min/max statistics skip most
+of the file for a query; N and the average unit length sit in the parquet footer
+(key `provrag.bm25`), read with `parquet_kv_metadata` without scanning rows.
+
+Schema of INDEX/terms.parquet (provrag's own table; kept here, not in schema.py, because
+only retrieval reads it):
+    term          string   a stemmed, lowercased word of the unit's text (stop words dropped)
+    text_unit_id  string   text_units.id
+    tf            int32    occurrences of the term in the unit
+    dl            int32    the unit's length in terms (repeated per row; parquet stores it RLE)
+
+A GraphRAG output folder has no such table: `ensure_terms` builds it on the fly into a
+DuckDB temp table from the text_units view. That reads every unit's text once per query,
+which is fine for GraphRAG's small indexes (hundreds of units) and the reason provrag
+writes the table at index time.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from provrag.text.words import query_terms, terms_of
+
+if TYPE_CHECKING:  # polars is imported where it is used, not at import time
+    import polars as pl
+
+TERMS_FILE = "terms.parquet"
+TERMS_VIEW = "provrag_terms"
+STATS_TABLE = "provrag_terms_stats"
+KV_KEY = "provrag.bm25"
+TOKENIZER = "words-snowball-en-v2"  # recorded in the footer: a different tokenizer must not be mixed
+
+K1, B = 1.2, 0.75  # Okapi BM25's usual parameters (Lucene's defaults)
+
+def build_terms(units) -> pl.DataFrame:
+    """The term table of text units (a polars DataFrame or a list of dicts with id and text).
+
+    Returns a polars DataFrame (term, text_unit_id, tf, dl) sorted by term.
+    """
+    import polars as pl
+
+    if isinstance(units, pl.DataFrame):
+        pairs = zip(units["id"].to_list(), units["text"].to_list())
+    else:
+        pairs = ((u["id"], u.get("text")) for u in units)
+    terms, ids, tfs, dls = [], [], [], []
+    for uid, text in pairs:
+        counts = Counter(terms_of(text or ""))
+        dl = sum(counts.values())
+        for term, tf in counts.items():
+            terms.append(term)
+            ids.append(uid)
+            tfs.append(tf)
+            dls.append(dl)
+    df = pl.DataFrame({"term": terms, "text_unit_id": ids, "tf": tfs, "dl": dls},
+                      schema={"term": pl.String, "text_unit_id": pl.String, "tf": pl.Int32, "dl": pl.Int32})
+    return df.sort(["term", "text_unit_id"])
+
+
+def stats_of(units_count: int, terms_df) -> dict:
+    """N and average unit length (in terms) for BM25, as stored in the parquet footer."""
+    lengths = terms_df.unique("text_unit_id")["dl"] if terms_df.height else None
+    total = int(lengths.sum()) if lengths is not None else 0
+    n = max(int(units_count), 1)
+    return {"n_units": int(units_count), "avgdl": (total / n) if total else 1.0, "tokenizer": TOKENIZER}
+
+
+def write_terms(folder: Path, units) -> dict:
+    """Write INDEX/terms.parquet for the index pipeline; returns the footer stats.
+
+    `units` is the pipeline's list of text-unit dicts (or a polars frame) with id and text.
+    """
+    import pyarrow.parquet as pq
+
+    df = build_terms(units)
+    n = units.height if hasattr(units, "height") else len(units)
+    stats = stats_of(n, df)
+    table = df.to_arrow()
+    table = table.replace_schema_metadata({KV_KEY: json.dumps(stats)})
+    pq.write_table(table, Path(folder) / TERMS_FILE, row_group_size=65_536, compression="zstd")
+    return stats
+
+
+# ---- query side --------------------------------------------------------------------------------
+
+def _kv_stats(con, path: Path) -> dict | None:
+    rows = con.execute("SELECT key, value FROM parquet_kv_metadata(?)", [str(path)]).fetchall()
+    for key, value in rows:
+        k = key.decode() if isinstance(key, (bytes, bytearray)) else str(key)
+        if k == KV_KEY:
+            v = value.decode() if isinstance(value, (bytes, bytearray)) else str(value)
+            try:
+                return json.loads(v)
+            except ValueError:
+                return None
+    return None
+
+
+def ensure_terms(con, index_path: Path | None) -> dict:
+    """Make the view/temp table `provrag_terms` available on `con`; returns its BM25 stats.
+
+    Uses INDEX/terms.parquet when present and made by this tokenizer; otherwise builds the
+    table from the text_units view into a temp table (GraphRAG folders, older indexes).
+    Idempotent per connection.
+    """
+    have = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND temporary",
+                       [STATS_TABLE]).fetchall()[0][0]
+    if have:
+        return json.loads(con.execute(f"SELECT stats FROM {STATS_TABLE}").fetchall()[0][0])
+    path = Path(index_path) / TERMS_FILE if index_path is not None else None
+    stats = None
+    if path is not None and path.is_file():
+        stats = _kv_stats(con, path)
+        if stats and stats.get("tokenizer") == TOKENIZER:
+            con.execute(f"CREATE OR REPLACE TEMP VIEW {TERMS_VIEW} AS SELECT * FROM read_parquet('{_sql_str(path)}')")
+            stats["source"] = "terms.parquet"
+        else:
+            stats = None
+    if stats is None:
+        stats = _build_temp(con)
+    # the stats live in the connection itself, so they go away with it
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {STATS_TABLE} AS SELECT ?::VARCHAR AS stats", [json.dumps(stats)])
+    return stats
+
+
+def _sql_str(p: Path) -> str:
+    return str(p).replace("'", "''")
+
+
+def _build_temp(con) -> dict:
+    rows = con.execute("SELECT id, text FROM text_units").fetchall()
+    df = build_terms([{"id": r[0], "text": r[1]} for r in rows])
+    stats = stats_of(len(rows), df)
+    con.register("_provrag_terms_arrow", df.to_arrow())
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {TERMS_VIEW} AS SELECT * FROM _provrag_terms_arrow")
+    con.unregister("_provrag_terms_arrow")
+    stats["source"] = "built from text_units at query time"
+    return stats
+
+
+def _in_list(terms) -> str:
+    return ", ".join("'" + t.replace("'", "''") + "'" for t in terms)
+
+
+def match_terms(con, question: str) -> tuple[dict[str, int], dict[str, str]]:
+    """The question's terms as found in the index, and the spelling corrections made.
+
+    A term absent from the index (a typo: "gaurentee", "Aiken" for "Aken") is replaced by the
+    closest indexed term when Jaro-Winkler similarity ≥ 0.9 (DuckDB built-in), else dropped.
+    """
+    q = query_terms(question)
+    if not q:
+        return {}, {}
+    found = {r[0] for r in con.execute(
+        f"SELECT DISTINCT term FROM {TERMS_VIEW} WHERE term IN ({_in_list(q)})").fetchall()}
+    missing = [t for t in q if t not in found and len(t) >= 4 and not t[0].isdigit()]
+    fixes: dict[str, str] = {}
+    if missing:
+        rows = con.execute(f"""
+            WITH m AS (SELECT unnest(?::VARCHAR[]) AS w),
+                 v AS (SELECT DISTINCT term FROM {TERMS_VIEW} WHERE length(term) >= 3)
+            SELECT w, arg_max(term, jaro_winkler_similarity(w, term)), max(jaro_winkler_similarity(w, term))
+            FROM m, v GROUP BY w""", [missing]).fetchall()
+        fixes = {w: t for w, t, sim in rows if t is not None and sim is not None and sim >= 0.9}
+    out: dict[str, int] = {}
+    for t, n in q.items():
+        t2 = t if t in found else fixes.get(t)
+        if t2:
+            out[t2] = out.get(t2, 0) + n
+    return out, fixes
+
+
+def bm25(con, stats: dict, terms: dict[str, int], limit: int = 200,
+         unit_ids: list[str] | None = None) -> list[tuple[str, float]]:
+    """(text_unit_id, BM25 score) of units holding any of `terms` (term → query count), best first.
+
+    With `unit_ids`, scores exactly those units (for fusing with the dense channel).
+    """
+    if not terms:
+        return []
+    n = max(int(stats.get("n_units") or 1), 1)
+    avgdl = float(stats.get("avgdl") or 1.0)
+    names = list(terms)
+    params: list = [names, [int(terms[t]) for t in names]]
+    where_ids = ""
+    if unit_ids is not None:
+        if not unit_ids:
+            return []
+        where_ids = " AND t.text_unit_id IN (SELECT unnest(?::VARCHAR[]))"
+        params.append(list(unit_ids))
+    # the IN list is literal so DuckDB can prune row groups by the term column's min/max
+    sql = f"""
+        WITH q AS (SELECT unnest(?::VARCHAR[]) AS term, unnest(?::INTEGER[]) AS qtf),
+        hits AS (SELECT term, text_unit_id, tf, dl FROM {TERMS_VIEW} WHERE term IN ({_in_list(names)})),
+        df AS (SELECT term, count(*) AS df FROM hits GROUP BY term)
+        SELECT t.text_unit_id,
+               sum(ln(1 + ({n} - df.df + 0.5) / (df.df + 0.5)) * q.qtf
+                   * t.tf * ({K1} + 1) / (t.tf + {K1} * (1 - {B} + {B} * t.dl / {avgdl}))) AS score
+        FROM hits t JOIN df USING (term) JOIN q USING (term)
+        WHERE true{where_ids}
+        GROUP BY t.text_unit_id
+        ORDER BY score DESC, t.text_unit_id
+        LIMIT {int(limit)}
+    """
+    return [(r[0], float(r[1])) for r in con.execute(sql, params).fetchall()]
+
+
+def idf_of(con, stats: dict, terms) -> dict[str, float]:
+    """BM25 idf of each term (0 for terms absent from the index): sentence scoring reuses it."""
+    terms = sorted(set(terms))
+    if not terms:
+        return {}
+    n = max(int(stats.get("n_units") or 1), 1)
+    rows = con.execute(f"SELECT term, count(*) FROM {TERMS_VIEW} WHERE term IN ({_in_list(terms)}) GROUP BY term").fetchall()
+    found = {t: int(c) for t, c in rows}
+    return {t: (math.log(1 + (n - found[t] + 0.5) / (found[t] + 0.5)) if t in found else 0.0) for t in terms}

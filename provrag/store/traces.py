@@ -1,0 +1,221 @@
+"""Query traces: what every `ask` (and `verify`) did, stored beside the index, read back later.
+
+A trace follows TrustGraph's explainability chain — Question → Exploration → Focus →
+Synthesis — with Agentic-Graph-RAG's PipelineTrace bookkeeping per stage (start, duration,
+what went in and came out): the question and why a method was chosen; the retrieval
+candidates with their scores; the selected context; the map points and the answer; the
+citations, the resolved sources, engine, model and token counts.
+
+Storage: one small parquet file per trace in INDEX/queries/, not a DuckDB database file.
+- A DuckDB file takes a process-wide write lock: two `provrag ask` running at once on one
+  index (a notebook and a shell, a batch of CLI calls) would fail or serialise on it, while
+  one new file per query needs no lock at all and is written atomically (temp file + rename).
+- The log is then just more parquet beside GraphRAG's tables: `provrag log` (and any
+  notebook) reads `queries/*.parquet` through DuckDB's `read_parquet` glob, with filters.
+- Re-indexing keeps the folder (store.KEEP_ACROSS_RUNS), so the history survives rebuilds.
+Each file has flat columns for listing and filtering (id, time, kind, question, method,
+answer, counts) and the whole trace as one JSON column (`trace_json`) so its nested shape
+can grow without a schema migration.
+
+An index provrag did not build (a Microsoft GraphRAG output folder, any folder without
+provrag's manifest.json) is never written to, whatever its permission bits, and neither is a
+read-only one: their traces go to $XDG_DATA_HOME/provrag/traces/<sha256 of the index path, 16 hex>/ (default
+~/.local/share/...). Every folder a trace was written to is remembered in
+$XDG_DATA_HOME/provrag/trace_dirs.json, so `provrag trace ID` and `provrag log` work without
+--index too.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import uuid
+from pathlib import Path
+
+from provrag.store.writer import may_write
+
+from provrag.errors import UsageError
+
+QUERIES_DIR = "queries"
+_ID_RE = re.compile(r"^[0-9a-f]{4,32}$")
+
+class TraceNotFound(UsageError):
+    """No stored trace has that id (or the id prefix is ambiguous); the message is one line."""
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+# ---- where traces live --------------------------------------------------------------------------
+
+def _data_home() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "provrag"
+
+
+def user_dir(index_path) -> Path:
+    """The fallback folder of an index's traces (read-only index folders)."""
+    key = hashlib.sha256(str(Path(index_path).absolute()).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return _data_home() / "traces" / key
+
+
+def trace_dirs(index_path=None) -> list[Path]:
+    """Folders that may hold traces: an index's own and its fallback, or every remembered one."""
+    if index_path is not None:
+        return [Path(index_path).absolute() / QUERIES_DIR, user_dir(index_path)]
+    dirs = []
+    reg = _data_home() / "trace_dirs.json"
+    try:
+        dirs = [Path(p) for p in json.loads(reg.read_text())]
+    except (OSError, ValueError, TypeError):
+        dirs = []
+    return dirs
+
+
+def _remember(folder: Path) -> None:
+    reg = _data_home() / "trace_dirs.json"
+    try:
+        known = json.loads(reg.read_text()) if reg.exists() else []
+        if not isinstance(known, list):
+            known = []
+    except (OSError, ValueError):
+        known = []
+    f = str(folder)
+    if f in known:
+        return
+    known = [k for k in known if isinstance(k, str) and Path(k).is_dir()]  # forget deleted indexes
+    known.append(f)
+    try:
+        reg.parent.mkdir(parents=True, exist_ok=True)
+        tmp = reg.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(known[-500:], indent=0))
+        os.replace(tmp, reg)
+    except OSError:
+        pass  # remembering is a convenience; the trace itself is already stored
+
+
+# ---- save / load --------------------------------------------------------------------------------
+
+def _row(trace: dict) -> dict:
+    return {
+        "trace_id": str(trace.get("trace_id")),
+        "kind": str(trace.get("kind") or "ask"),
+        "created": str(trace.get("created") or now_iso()),
+        "question": trace.get("question"),
+        "method": trace.get("method"),
+        "engine": trace.get("engine"),
+        "model": trace.get("model"),
+        "answer": trace.get("answer"),
+        "n_citations": len(trace.get("citations") or []),
+        "n_sources": len(trace.get("sources") or []),
+        "n_unresolved": len(trace.get("unresolved") or []),
+        "total_ms": float(trace.get("total_ms") or 0.0),
+        "index": str(trace.get("index") or ""),
+        "trace_json": json.dumps(trace, ensure_ascii=False, default=str),
+    }
+
+
+def save_trace(trace: dict, index_path) -> Path:
+    """Store a trace (a dict with at least trace_id and kind) for an index; returns its file.
+
+    Writes INDEX/queries/<time>-<id>.parquet, or the user fallback folder when the index
+    folder cannot be written. Never half-written: temp file, then rename.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not trace.get("trace_id"):
+        trace["trace_id"] = new_id()
+    folder = Path(index_path).absolute() / QUERIES_DIR
+    if not may_write(folder):
+        folder = user_dir(index_path)
+        folder.mkdir(parents=True, exist_ok=True)
+    trace.setdefault("stored_in", str(folder))
+    row = _row(trace)
+    stamp = re.sub(r"[^0-9]", "", row["created"])[:17]
+    path = folder / f"{stamp}-{row['trace_id']}.parquet"
+    table = pa.Table.from_pylist([row], schema=pa.schema([
+        ("trace_id", pa.string()), ("kind", pa.string()), ("created", pa.string()), ("question", pa.string()),
+        ("method", pa.string()), ("engine", pa.string()), ("model", pa.string()), ("answer", pa.string()),
+        ("n_citations", pa.int64()), ("n_sources", pa.int64()), ("n_unresolved", pa.int64()),
+        ("total_ms", pa.float64()), ("index", pa.string()), ("trace_json", pa.string())]))
+    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+    _remember(folder)
+    return path
+
+
+def _files(dirs: list[Path]) -> list[Path]:
+    out = []
+    for d in dirs:
+        if d.is_dir():
+            out.extend(p for p in d.glob("*.parquet") if not p.name.startswith("."))
+    return out
+
+
+def load_trace(trace_id: str, index_path=None) -> dict:
+    """The stored trace with this id (a unique prefix of ≥ 4 characters is enough).
+
+    `last` names the most recent ask trace, so scripts can chain `ask` then `verify --trace last`.
+    """
+    tid = (trace_id or "").strip().lower()
+    if tid == "last":
+        recent = list_traces(index_path, n=1, kind="ask")
+        if not recent:
+            where = f" for index {index_path}" if index_path is not None else ""
+            raise TraceNotFound(f"no stored ask trace{where}")
+        tid = recent[0]["trace_id"]
+    if not _ID_RE.match(tid):
+        raise TraceNotFound(f"not a trace id: {trace_id!r} (ids are hex, as printed by ask)")
+    files = [f for f in _files(trace_dirs(index_path)) if f.stem.rsplit("-", 1)[-1].startswith(tid)]
+    ids = sorted({f.stem.rsplit("-", 1)[-1] for f in files})
+    if not ids:
+        where = f" for index {index_path}" if index_path is not None else ""
+        raise TraceNotFound(f"no trace {trace_id}{where}")
+    if len(ids) > 1:
+        raise TraceNotFound(f"trace id {trace_id} is ambiguous ({', '.join(ids[:5])}); give more characters")
+    import pyarrow.parquet as pq
+
+    try:
+        row = pq.read_table(files[0], columns=["trace_json"]).column(0)[0].as_py()
+        return json.loads(row)
+    except Exception as e:  # a damaged file: say which one
+        raise TraceNotFound(f"trace file {files[0]} is unreadable: {str(e).splitlines()[0][:120]}") from None
+
+
+def list_traces(index_path=None, n: int = 20, text: str | None = None, kind: str | None = None) -> list[dict]:
+    """Most recent traces first (flat columns, no trace_json), optionally filtered by text/kind."""
+    import duckdb
+
+    files = _files(trace_dirs(index_path))
+    if not files:
+        return []
+    con = duckdb.connect()
+    try:
+        where, params = [], []
+        if text:
+            where.append("(question ILIKE ? OR answer ILIKE ? OR method ILIKE ? OR trace_id ILIKE ?)")
+            params += [f"%{text}%"] * 4
+        if kind:
+            where.append("kind = ?")
+            params.append(kind)
+        sql = f"""
+            SELECT trace_id, kind, created, question, method, engine, model, answer, n_citations,
+                   n_sources, n_unresolved, total_ms, index
+            FROM read_parquet(?, union_by_name = true)
+            {('WHERE ' + ' AND '.join(where)) if where else ''}
+            ORDER BY created DESC, trace_id LIMIT {max(0, int(n))}
+        """
+        cur = con.execute(sql, [[str(f) for f in files]] + params)
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+    finally:
+        con.close()

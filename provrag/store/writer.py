@@ -1,0 +1,135 @@
+"""Writing an index folder so that readers never see half of one.
+
+A run writes everything into a sibling temporary folder, then swaps it with the old index
+in one atomic rename (Linux renameat2 RENAME_EXCHANGE; elsewhere two renames). Until that
+instant the previous index is complete and readable; after it, the new one is. A run killed
+at any moment leaves at worst a stale temporary folder, removed by the next run.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+
+from provrag.store.schema import MANIFEST
+
+_TMP_PREFIX, _OLD_PREFIX = ".provrag-tmp-", ".provrag-old-"
+KEEP_ACROSS_RUNS = ("queries",)  # the query/verify trace log outlives re-indexing
+
+
+class WriteError(OSError):
+    """The output folder cannot be written."""
+
+
+def begin(out: Path) -> Path:
+    """Create the temporary folder the new index is written into (beside `out`)."""
+    out = Path(out).absolute()
+    parent = out.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        for stale in parent.glob(f"{_TMP_PREFIX}{out.name}-*"):
+            if stale.is_dir() and not _pid_alive(stale.name.rsplit("-", 1)[-1]):
+                shutil.rmtree(stale, ignore_errors=True)
+        for stale in parent.glob(f"{_OLD_PREFIX}{out.name}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        return Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{out.name}-", suffix=f"-{os.getpid()}", dir=parent))
+    except OSError as e:
+        raise WriteError(f"cannot write the index to {out}: {e.strerror or e}") from None
+
+
+def _pid_alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+        return True
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+
+
+def write_table(folder: Path, name: str, table: pa.Table) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, Path(folder) / f"{name}.parquet", compression="zstd")
+
+
+def made_by_provrag(folder) -> bool:
+    """Did provrag build this index folder (its manifest.json says so)? Only then may provrag
+    write into it (query traces, a model-reply cache): any other folder — a Microsoft GraphRAG
+    output, a copy without the manifest — is evidence under audit and stays byte for byte as
+    it was, whatever its permission bits."""
+    try:
+        manifest = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "provrag_version" in manifest
+
+
+def may_write(folder: Path) -> bool:
+    """Can provrag write into `folder` (INDEX/queries, INDEX/cache)? Only inside an index it
+    built (store.writer.made_by_provrag), and not when that folder is marked read-only (no
+    write bit at all: root could still write there, but must not) or cannot be written."""
+    import stat
+
+    index_dir = folder.parent
+    if not made_by_provrag(index_dir):
+        return False
+    try:
+        if not (index_dir.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)):
+            return False
+        if folder.exists() and not (folder.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)):
+            return False
+        if not os.access(index_dir, os.W_OK):
+            return False
+        folder.mkdir(exist_ok=True)
+        probe = folder / f".probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+        return True
+    except OSError:
+        return False
+
+
+def write_manifest(folder: Path, manifest: dict) -> None:
+    (Path(folder) / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux ≥ 3.15); False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        f = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    AT_FDCWD, RENAME_EXCHANGE = -100, 2
+    return f(AT_FDCWD, os.fsencode(str(a)), AT_FDCWD, os.fsencode(str(b)), RENAME_EXCHANGE) == 0
+
+
+def commit(tmp: Path, out: Path) -> None:
+    """Put the finished index in place of `out` (carrying over the trace log)."""
+    out = Path(out).absolute()
+    if out.exists() and not out.is_dir():
+        raise WriteError(f"cannot write the index to {out}: it is a file")
+    if out.exists():
+        for keep in KEEP_ACROSS_RUNS:
+            src, dst = out / keep, tmp / keep
+            if src.is_dir() and not dst.exists():
+                shutil.copytree(src, dst)
+        if _exchange(tmp, out):
+            shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old index
+            return
+        old = out.parent / f"{_OLD_PREFIX}{out.name}-{os.getpid()}"
+        os.rename(out, old)
+        os.rename(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, out)
+
+
+def abort(tmp: Path) -> None:
+    shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,149 @@
+"""Rich rendering of `ask` (answer, sources table, trace id), `trace` (tree of stages) and `log`.
+
+The answer is markdown (a model's answer has headings and lists; the offline one is plain
+sentences), rendered by rich. The sources table is the resolver's (render_resolve.py) so
+`ask` and `resolve` read the same.
+"""
+from __future__ import annotations
+
+import json
+
+
+def ask_view(result: dict, has_pages: bool = True, full_sources: list[dict] | None = None):
+    """full_sources: the resolver's source dicts (they also carry the unit number shown for
+    page-less GraphRAG indexes); default the contract-shaped ones of `result`."""
+    from rich.console import Group
+    from rich.markdown import Markdown
+    from rich.panel import Panel
+    from rich.text import Text
+
+    from provrag.views.resolve import sources_table
+
+    parts = [Panel(Markdown(result.get("answer") or ""), title=f"answer · {result.get('method')} search",
+                   title_align="left")]
+    srcs = full_sources or result.get("sources") or []
+    if srcs:
+        parts.append(sources_table(srcs, title="sources (best first)", has_pages=has_pages))
+    else:
+        parts.append(Text("no sources: the answer cites nothing that resolves", style="yellow"))
+    for u in result.get("unresolved") or []:
+        parts.append(Text(f"unresolved citation: {u.get('kind')} ({u.get('id')})", style="red"))
+    tail = Text(f"trace {result.get('trace_id')}", style="dim")
+    tail.append(f"  ·  provrag trace {result.get('trace_id')}", style="dim")
+    if result.get("_trace_error"):
+        tail.append(f"  ·  {result['_trace_error']}", style="yellow")
+    parts.append(tail)
+    return Group(*parts)
+
+
+def _short(v, n: int = 90) -> str:
+    s = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[:n - 1] + "…"
+
+
+def _page(c: dict) -> str:
+    p0, p1 = c.get("page_start"), c.get("page_end")
+    if p0 is None:
+        return ""
+    return f" p.{p0}" if p1 in (None, p0) else f" pp.{p0}–{p1}"
+
+
+def trace_tree(t: dict, max_items: int = 8):
+    """The trace as a tree: one branch per stage with its time and what it found."""
+    from rich.text import Text
+    from rich.tree import Tree
+
+    head = Text()
+    head.append(f"trace {t.get('trace_id')}", style="bold")
+    head.append(f"  {t.get('kind')} · {t.get('created')} · {t.get('total_ms', 0):.0f} ms", style="dim")
+    root = Tree(head)
+    if t.get("question") is not None:
+        root.add(Text(f"question: {t.get('question')}"))
+    meta = root.add(Text(f"engine {t.get('engine')} · model {t.get('model')} · index {t.get('index')} ({t.get('index_kind')})",
+                         style="dim"))
+    usage = t.get("usage") or {}
+    if usage:
+        meta.add(Text(f"llm: {usage.get('calls', 0)} calls, {usage.get('cached', 0)} cached, "
+                      f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out tokens", style="dim"))
+    for s in t.get("stages") or []:
+        d = s.get("data") or {}
+        br = root.add(Text.assemble((s.get("label") or s.get("name"), "bold cyan"), (f"  {s.get('ms') or 0:.1f} ms", "dim")))
+        if s.get("name") == "question":
+            if d.get("method"):
+                br.add(Text(f"method {d.get('method')}: {d.get('why')}"))
+            if d.get("terms"):
+                br.add(Text(f"terms: {_short(d['terms'])}", style="dim"))
+            if d.get("entities"):
+                br.add(Text("entities named: " + ", ".join(f"{e['title']} ({e['id']})" for e in d["entities"][:10])))
+        for key in ("what", "entities", "relationships", "reports") if s.get("name") == "exploration" else ():
+            if d.get(key) and key != "what":
+                br.add(Text(f"{key}: " + ", ".join(_short(x.get("title") or f"{x.get('source')}→{x.get('target')}", 40)
+                                                   + f" ({x.get('id')})" for x in d[key][:max_items])))
+            elif key == "what" and d.get(key):
+                br.add(Text(d[key], style="dim"))
+        cands = d.get("candidates")
+        if cands:
+            c_br = br.add(Text(f"{d.get('count', len(cands))} candidates (best {min(len(cands), max_items)})"))
+            for c in cands[:max_items]:
+                label = (f"{c.get('kind')} {c.get('id')}" + (f" · {c.get('title')}" if c.get("title") else "")
+                         + (f" · {c.get('document')}{_page(c)}" if c.get("document") else ""))
+                extra = "".join(f" {k} {c[k]:.3f}" for k in ("bm25", "cosine") if isinstance(c.get(k), (int, float)))
+                c_br.add(Text.assemble(_short(label, 80), (f"  score {c.get('score', 0):.3f}{extra}", "dim")))
+        sel = d.get("selected")
+        if sel:
+            s_br = br.add(Text(f"{len(sel)} selected for the answer"))
+            for c in sel[:max_items]:
+                s_br.add(Text.assemble(_short(f"{c.get('label')} · {c.get('document') or ''}{_page(c)}", 80),
+                                       (f"  {c.get('score', 0):.3f}", "dim")))
+        if d.get("batches"):
+            br.add(Text(f"map batches: {d['batches']}", style="dim"))
+        if d.get("points"):
+            p_br = br.add(Text(f"{len(d['points'])} map points"))
+            for p in d["points"][:max_items]:
+                p_br.add(Text.assemble(_short(p.get("description"), 100), (f"  score {p.get('score')}", "dim")))
+        if s.get("name") == "synthesis" and d.get("answer"):
+            br.add(Text(f"answer: {_short(d['answer'], 160)}"))
+        if s.get("name") == "citations":
+            br.add(Text(f"{d.get('citations', 0)} citations → {d.get('sources', 0)} sources, "
+                        f"{len(d.get('unresolved') or [])} unresolved"))
+    srcs = t.get("sources") or []
+    if srcs:
+        s_br = root.add(Text("sources", style="bold"))
+        for s in srcs[:max_items]:
+            s_br.add(Text.assemble(f"{s.get('document')}{_page(s)}", (f"  {s.get('via')}", "dim"),
+                                   f"  “{_short(s.get('quote') or '', 80)}”"))
+    for k in ("verdicts", "summary"):  # verify traces (stored by the verify command) show their results too
+        if t.get(k):
+            root.add(Text(f"{k}: {_short(t[k], 200)}"))
+    return root
+
+
+def log_table(rows: list[dict], width: int = 120):
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(show_header=True, header_style="bold", expand=True)
+    t.add_column("trace", no_wrap=True)
+    t.add_column("when (UTC)", no_wrap=True)
+    wide = width >= 110  # on a narrow terminal the question matters more than the answer
+    t.add_column("method", no_wrap=True)
+    if wide:
+        t.add_column("kind", no_wrap=True)
+    t.add_column("question", ratio=4, no_wrap=True, overflow="ellipsis")
+    if wide:
+        t.add_column("answer", ratio=5, no_wrap=True, overflow="ellipsis")
+    t.add_column("src", justify="right", no_wrap=True)
+    for r in rows:
+        method = r.get("method") or ""
+        if not wide and (r.get("kind") or "ask") != "ask":  # no kind column: a verify run's "method" is its judge
+            method = f"{r['kind']} ({method})" if method else r["kind"]
+        cells = [r["trace_id"], (r.get("created") or "")[:16].replace("T", " "), method]
+        if wide:
+            cells.append(r.get("kind") or "")
+        cells.append(Text(_short(r.get("question") or "", 100)))
+        if wide:
+            cells.append(Text(_short(r.get("answer") or "", 140)))
+        cells.append(str(r.get("n_sources") or 0))
+        t.add_row(*cells)
+    return t

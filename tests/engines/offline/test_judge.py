@@ -1,0 +1,149 @@
+"""The offline judge: numbers and dates, negation, names, one verdict per evidence text, and
+its accuracy on a slice of the real dev data (VitaminC, HaluEval) it was fitted on."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from provrag.verify.claims import split_claims
+from provrag.config import load_config
+from provrag.engines.offline.judge import FEATURES, features, judge, qty_ok, quantities
+from tests.conftest import EVAL_DEV, ROOT
+
+CFG = load_config().verify
+YANKEES = (EVAL_DEV / "halueval" / "corpus" / "he-dev-0005.md")
+
+
+def _labels(claim, texts, **kw):
+    return [v["label"] for v in judge(claim, texts, CFG, **kw)]
+
+
+def test_config_holds_fitted_weights_for_every_feature():
+    from provrag.engines.offline.judge import CONTRA_FEATURES
+
+    assert list(CFG.support_weights) == list(FEATURES)
+    assert list(CFG.contradict_weights) == list(CONTRA_FEATURES)
+    assert 0 < CFG.support_threshold < 1
+
+
+def test_quantities_dates_and_bounds():
+    q = quantities("released before October 22 , 2014 and sold over 5.5 million copies, their 7th win")
+    kinds = [(x.kind, x.value, x.bound) for x in q]
+    assert ("ymd", 20141022.0, "<") in kinds and ("num", 5.5e6, ">") in kinds and ("num", 7.0, "") in kinds
+    span = quantities("It was released on October 21, 2014 and sold 5.9 million copies.")
+    assert qty_ok(q[0], span)                      # the 21st is before the 22nd
+    assert qty_ok(q[1], span)                      # 5.9 million is over 5.5 million
+    assert not qty_ok(quantities("under 65 trophies")[0], quantities("won 65 trophies"))
+    assert qty_ok(quantities("born in 1970")[0], quantities("born 20 December 1970"))
+
+
+def test_real_passage_supported_swapped_number_negated_other_name():
+    text = YANKEES.read_text()
+    assert _labels("The Highlanders were officially renamed the Yankees in 1913.", [text]) == ["supported"]
+    assert _labels("The Highlanders were officially renamed the Yankees in 1912.", [text]) == ["contradicted"]
+    assert _labels("The Highlanders were never renamed the Yankees.", [text]) == ["contradicted"]
+    assert _labels("Peter Thomas Ward was born in Toronto.", [text]) != ["supported"]
+    assert _labels("Peter Thomas Ward was born in Montreal.", [text]) == ["supported"]
+
+
+def test_one_verdict_per_evidence_with_its_own_span():
+    text = YANKEES.read_text()
+    other = (EVAL_DEV / "halueval" / "corpus" / "he-dev-0004.md").read_text()
+    vs = judge("The Highlanders were officially renamed the Yankees in 1913.", [other, text, "", None], CFG)
+    assert [v["label"] for v in vs] == ["unsupported", "supported", "unsupported", "unsupported"]
+    a, b = vs[1]["span"]
+    assert "1913" in text[a:b] and "Highlanders" in text[a:b]
+    assert all(0.0 <= v["score"] <= 1.0 and v["reason"] for v in vs)
+
+
+def test_question_focus_must_be_stated():
+    c = json.loads((EVAL_DEV / "halueval" / "cases.jsonl").read_text().splitlines()[4])  # he-dev-0005
+    text = (EVAL_DEV / "halueval" / "corpus" / c["document"]).read_text()
+    right = split_claims(c["right_answer"], c["question"])[0]
+    wrong = split_claims(c["hallucinated_answer"], c["question"])[0]
+    assert _labels(right.text, [text], focus=right.focus) == ["supported"]
+    assert _labels(wrong.text, [text], focus=wrong.focus) != ["supported"]
+
+
+def _bacc(pairs):
+    pos = [p for g, p in pairs if g]
+    neg = [not p for g, p in pairs if not g]
+    return (sum(pos) / len(pos) + sum(neg) / len(neg)) / 2
+
+
+@pytest.mark.slow
+def test_dev_slice_balanced_accuracy():
+    """120 VitaminC claims against their page files, 60 HaluEval cases against their knowledge:
+    the judge must beat the naive coverage baseline (0.70 / 0.60) clearly on dev."""
+    vc = [json.loads(x) for x in (EVAL_DEV / "vitaminc" / "claims.jsonl").read_text().splitlines()[:120]]
+    pairs = []
+    for c in vc:
+        text = (EVAL_DEV / "vitaminc" / "corpus" / c["document"]).read_text()
+        pairs.append((c["label"] == "supported", judge(c["claim"], [text], CFG)[0]["label"] == "supported"))
+    assert _bacc(pairs) >= 0.72
+    he = [json.loads(x) for x in (EVAL_DEV / "halueval" / "cases.jsonl").read_text().splitlines()[:60]]
+    pairs = []
+    for c in he:
+        text = (EVAL_DEV / "halueval" / "corpus" / c["document"]).read_text()
+        for gold, ans in ((True, c["right_answer"]), (False, c["hallucinated_answer"])):
+            claims = split_claims(ans, c["question"])
+            ok = bool(claims) and all(judge(x.text, [text], CFG, focus=x.focus)[0]["label"] == "supported" for x in claims)
+            pairs.append((gold, ok))
+    assert _bacc(pairs) >= 0.75
+
+
+def test_features_are_finite_numbers():
+    f = features("Apollo 11 landed on the Moon on July 20, 1969.", "# Apollo 11\n\nApollo 11 landed on the Moon on July 20, 1969.")
+    assert f["missing_words"] == []
+    g = features("Apollo 11 landed on Mars on July 20, 1969.", "# Apollo 11\n\nApollo 11 landed on the Moon on July 20, 1969.")
+    assert g["missing_words"] == ["Mars"] and g["coverage"] < 1.0
+    assert all(isinstance(f[n], float) for n in FEATURES)
+    assert f["coverage"] == 1.0 and f["number_missing"] == 0.0
+
+
+def test_a_claim_over_several_wrapped_lines_is_judged_whole():
+    """PDF text is wrapped at ~80 characters and pysbd ends a segment at every newline; the
+    judge reads line wraps as spaces, so a claim spread over three lines is covered whole."""
+    from provrag.text.sentences import split_sentences
+
+    text = "\n".join(_handbook_pages())
+
+    # the handbook's sentences that run over three or more lines, as a claim would state them
+    long = [text[a:b] for a, b in split_sentences(text) if text[a:b].count("\n") >= 2 and "." in text[a:b][-2:]]
+    assert long
+    for sent in long[:3]:
+        claim = " ".join(sent.split())
+        v = judge(claim, [text], CFG)[0]
+        assert v["label"] == "supported" and "covers 100%" in v["reason"], (claim, v)
+        assert " ".join(text[v["span"][0]:v["span"][1]].split()).find(claim) >= 0
+
+
+def _handbook_pages() -> list[str]:
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(ROOT / "data" / "halcyon-commissioning-handbook.pdf"))
+    return [pdf[i].get_textpage().get_text_range() for i in range(len(pdf))]
+
+
+def test_a_claim_negation_contradicts_only_a_span_that_states_the_negated_words():
+    """The handbook's own sentence "no equipment is energised … without a permit she has
+    signed" against the title page ("Approved by Dr. Imogen Vale …"), which says nothing about
+    equipment or permits: off topic, so unsupported, not contradicted (the claim's negation has
+    nothing in that span to deny). Against its own page it is supported, and a sentence that
+    negates what a page states is still contradicted by it."""
+    pages = _handbook_pages()
+    flat = [" ".join(p.split()) for p in pages]
+    title = pages[next(i for i, p in enumerate(flat) if "Approved by Dr. Imogen Vale" in p)]
+    i = next(i for i, p in enumerate(flat) if "permit she has signed" in p)
+    own = pages[i]
+    claim = next(s for s in flat[i].split(". ") if "permit she has signed" in s).strip()
+    assert "without" in claim and "Imogen Vale" in claim
+    assert _labels(claim, [title]) == ["unsupported"]
+    # "Met with: Helga Marsh, Dr. Imogen Vale …": "with" is no opposite of the claim's "without"
+    # (that is a negation cue, judged in its scope above)
+    notes = (ROOT / "data" / "halcyon-inspection-notes-2025-06-20.txt").read_text()
+    assert _labels(claim, [notes]) == ["unsupported"]
+    assert _labels(claim, [own]) == ["supported"]
+    negated = "The commissioning team is not led by Dr. Imogen Vale."
+    assert _labels(negated, [own]) == ["contradicted"]

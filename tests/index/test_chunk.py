@@ -1,0 +1,68 @@
+"""Chunking keeps characters and pages exact on real documents."""
+import re
+
+import pypdfium2 as pdfium
+import pytest
+
+from provrag.index.chunk import chunk_text
+from provrag.text.tokens import count_tokens
+from tests.conftest import SMALL
+
+
+def _pdf_pages(path):
+    pdf = pdfium.PdfDocument(str(path))
+    texts = [pdf[i].get_textpage().get_text_range() for i in range(len(pdf))]
+    text, pages, pos = "", [], 0
+    for i, t in enumerate(texts, start=1):
+        if i > 1:
+            text += "\n\n"
+            pos += 2
+        pages.append((i, pos, pos + len(t)))
+        text += t
+        pos += len(t)
+    return text, pages
+
+
+@pytest.mark.parametrize("size,overlap", [(300, 40), (120, 0), (1200, 100)])
+def test_units_cover_text_and_respect_size(size, overlap):
+    text = (SMALL / "sotu-1863-lincoln.txt").read_text()
+    units = chunk_text(text, None, size, overlap)
+    assert units, "a real speech yields units"
+    for u in units:
+        assert text[u["char_start"]:u["char_end"]] == u["text"]
+        assert u["n_tokens"] == count_tokens(u["text"])
+        assert u["page_start"] is None and u["page_end"] is None
+    # every non-space character of the document is in some unit
+    covered = bytearray(len(text))
+    for u in units:
+        covered[u["char_start"]:u["char_end"]] = b"\x01" * (u["char_end"] - u["char_start"])
+    assert all(covered[i] or text[i].isspace() for i in range(len(text)))
+    # sizes: only a single over-long sentence may exceed the budget
+    assert sum(u["n_tokens"] > size for u in units) <= len(units) // 10
+    starts = [u["char_start"] for u in units]
+    assert starts == sorted(starts) and len(set(starts)) == len(starts)
+
+
+def test_pdf_units_land_on_their_pages():
+    text, pages = _pdf_pages(SMALL / "R-FAQ.pdf")
+    units = chunk_text(text, pages, 300, 40)
+    n_pages = len(pages)
+    norm = lambda s: re.sub(r"\s+", "", s)
+    for u in units:
+        assert 1 <= u["page_start"] <= u["page_end"] <= n_pages
+        span = norm(text[pages[u["page_start"] - 1][1]:pages[u["page_end"] - 1][2]])
+        assert norm(u["text"]) in span
+    one_page = sum(u["page_start"] == u["page_end"] for u in units)
+    assert one_page / len(units) > 0.8, "300-token units mostly sit on one page"
+
+
+def test_one_huge_line_is_chunked():
+    text = "lorem ipsum dolor sit amet " * 40000  # ~1 MB, no sentence end
+    units = chunk_text(text, None, 300, 40)
+    assert len(units) > 100
+    assert max(u["n_tokens"] for u in units) <= 700
+
+
+def test_empty_text_has_no_units():
+    assert chunk_text("", None, 300, 40) == []
+    assert chunk_text("   \n\n  ", None, 300, 40) == []

@@ -1,0 +1,157 @@
+"""End to end: `provrag index` over real documents plus the broken-file corpus.
+
+One index of ../shared/corpora/small with ../shared/corpora/bad copied in as bad/ is built
+once per session (through the CLI, as a user runs it) and checked against CONTRACT.md §1–§2.
+"""
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import duckdb
+import pyarrow.parquet as pq
+import pypdfium2 as pdfium
+import pytest
+
+from provrag.store import schema
+from tests.conftest import BAD, SMALL
+
+PROVRAG = [sys.executable, "-m", "provrag"]
+
+
+def _run(*args, **kw):
+    return subprocess.run([*PROVRAG, *map(str, args)], capture_output=True, text=True, timeout=600, **kw)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    w = tmp_path_factory.mktemp("idx")
+    docs = w / "docs"
+    shutil.copytree(SMALL, docs, ignore=shutil.ignore_patterns("licenses"))
+    shutil.copytree(BAD, docs / "bad")
+    r = _run("index", docs, "--out", w / "out", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    return docs, w / "out", json.loads(r.stdout)
+
+
+def _con(out):
+    con = duckdb.connect()
+    for t in schema.GRAPHRAG_TABLES + (schema.KEYWORDS,):
+        con.execute(f"create view {t} as select * from read_parquet('{out / (t + '.parquet')}')")
+    return con
+
+
+def test_tables_have_exactly_the_contract_schema(built):
+    _, out, _ = built
+    for name, want in schema.SCHEMAS.items():
+        got = pq.read_schema(out / f"{name}.parquet")
+        assert got.names == want.names, name
+        for f in want:
+            assert got.field(f.name).type == f.type, (name, f.name)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["docs_root"] and manifest["counts"]["text_units"] > 0
+    assert set(manifest["timings"]) >= {"load", "chunk", "embed", "skeleton", "extract", "communities", "reports", "total"}
+
+
+def test_every_file_has_a_row_and_bad_ones_say_why(built):
+    docs, out, summary = built
+    files = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*") if p.is_file())
+    con = _con(out)
+    rows = dict((p, (s, e)) for p, s, e in con.execute("select path, status, error from documents").fetchall())
+    assert sorted(rows) == files
+    for p in files:
+        status, error = rows[p]
+        if p.startswith("bad/") and p not in ("bad/one-huge-line.txt",):
+            assert status in ("failed", "skipped") or p == "bad/invalid-utf8.txt", p
+        if status != "ok":
+            assert error and "\n" not in error, p
+    assert summary["documents_failed"] + summary["documents_skipped"] >= 6
+    assert summary["documents_ok"] >= 6
+
+
+def test_pdf_units_sit_on_their_pages(built):
+    docs, out, _ = built
+    con = _con(out)
+    norm = lambda s: re.sub(r"[^a-z0-9]+", "", s.lower())
+    rows = con.execute("""select d.path, d.n_pages, u.page_start, u.page_end, u.text from text_units u
+        join documents d on u.document_id = d.id where d.mime_type = 'application/pdf'""").fetchall()
+    assert rows
+    pages_of = {}
+    for path, n_pages, a, b, text in rows:
+        assert 1 <= a <= b <= n_pages
+        if path not in pages_of:
+            pdf = pdfium.PdfDocument(str(docs / path))
+            pages_of[path] = [norm(pdf[i].get_textpage().get_text_range()) for i in range(len(pdf))]
+        span, t = "".join(pages_of[path][a - 1:b]), norm(text)
+        assert t[:30] in span and t[-30:] in span, (path, a, b)
+
+
+def test_page_labels_and_pageless_formats(built):
+    _, out, _ = built
+    con = _con(out)
+    labels, n = con.execute("select page_labels, n_pages from documents where path = 'R-FAQ.pdf'").fetchone()
+    assert labels and len(labels) == n and labels[0] != "1", "R-FAQ prints roman front matter"
+    for mime in ("text/plain", "text/html"):
+        assert con.execute(f"""select count(*) from text_units u join documents d on u.document_id = d.id
+            where d.mime_type = '{mime}' and u.page_start is not null""").fetchone()[0] == 0
+
+
+def test_char_offsets_point_into_document_text(built):
+    _, out, _ = built
+    con = _con(out)
+    bad = con.execute("""select count(*) from text_units u join documents d on u.document_id = d.id
+        where substr(d.text, u.char_start + 1, u.char_end - u.char_start) <> u.text""").fetchone()[0]
+    assert bad == 0
+
+
+def test_skeleton_graph_and_reports(built):
+    _, out, _ = built
+    con = _con(out)
+    n, n_sk = con.execute("select count(*), count(*) filter (where is_skeleton) from text_units").fetchone()
+    beta = json.loads((out / "manifest.json").read_text())["config"]["skeleton"]["beta"]
+    assert abs(n_sk - beta * n) <= 1
+    leak = con.execute("""select count(*) from (select unnest(text_unit_ids) tu from entities) e
+        join text_units u on u.id = e.tu where not u.is_skeleton""").fetchone()[0]
+    assert leak == 0
+    assert con.execute("select count(*) from entities").fetchone()[0] > 20
+    # hierarchy: parents exist one level up, children lists agree with parents
+    comms = {c: (lvl, p, ch) for c, lvl, p, ch in con.execute("select community, level, parent, children from communities").fetchall()}
+    for c, (lvl, p, ch) in comms.items():
+        if p is not None and p != -1:
+            assert p in comms and comms[p][0] == lvl - 1
+        for k in ch or []:
+            assert comms[k][1] == c
+    reports = con.execute("select community, full_content from community_reports").fetchall()
+    assert {c for c, _ in reports} == set(comms)
+    ent_ids = {r[0] for r in con.execute("select human_readable_id from entities").fetchall()}
+    for _, content in reports:
+        for block in re.findall(r"Entities \(([^)]*)\)", content):
+            ids = [int(x) for x in re.findall(r"\d+", block)]
+            assert set(ids) <= ent_ids
+
+
+def test_rerun_is_identical(built, tmp_path):
+    docs, out, _ = built
+    r = _run("index", docs, "--out", tmp_path / "again", "--json")
+    assert r.returncode == 0, r.stderr[-1000:]
+    for name in schema.SCHEMAS:
+        a = pq.read_table(out / f"{name}.parquet")
+        b = pq.read_table(tmp_path / "again" / f"{name}.parquet")
+        if "period" in a.column_names:  # the index date
+            a, b = a.drop_columns(["period"]), b.drop_columns(["period"])
+        assert a.equals(b), name
+
+
+def test_bad_arguments_exit_2(tmp_path):
+    r = _run("index", tmp_path / "missing", "--out", tmp_path / "o")
+    assert r.returncode == 2 and "no such folder" in r.stderr and "Traceback" not in r.stderr
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    docs = tmp_path / "d"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Some text about Halcyon.")
+    r = _run("index", docs, "--out", blocker / "o")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    r = _run("index", tmp_path / "empty-dir-none", "--out", tmp_path / "o2")
+    assert r.returncode == 2

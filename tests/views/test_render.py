@@ -1,0 +1,64 @@
+"""The terminal views: sources of a real GraphRAG answer laid out for wide and narrow terminals."""
+from __future__ import annotations
+
+import pytest
+from rich.console import Console
+
+from provrag.store.reader import open_index
+from provrag.views.resolve import resolve_view
+from tests.conftest import DULCE
+
+pytestmark = pytest.mark.usefixtures("shared")
+
+ANSWER = ("The operation is specifically tasked with investigating and managing unconventional threats, "
+          "particularly those associated with the Dulce Base [Data: Reports (4, 0, 1, 3, 8)].")
+
+
+@pytest.fixture(scope="module")
+def result():
+    from provrag.query.resolve import resolve_answer
+
+    with open_index(DULCE / "index-2026-v3") as r:
+        return resolve_answer(r, ANSWER, top_k=2)
+
+
+def _render(obj, width: int) -> str:
+    con = Console(width=width, record=True, color_system=None)
+    con.print(obj)
+    return con.export_text()
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_narrow_terminal_keeps_quotes_readable(result, width):
+    """Below 110 columns each source is a block: the quote wraps at the full width instead of
+    a column a word wide (a pipe counts as 80 columns)."""
+    text = _render(resolve_view(result), width)
+    quote_lines = [ln for ln in text.splitlines() if ln.startswith("    “")]
+    assert len(quote_lines) == 2                                # one quote per source, top 2
+    assert all(len(ln.rstrip()) > width * 0.7 for ln in quote_lines)
+    assert "│" not in "".join(quote_lines)                     # no table columns around them
+    assert "Report 4 → community 4 → text unit" in text.replace("\n", " ")
+
+
+def test_wide_terminal_gets_the_table(result):
+    text = _render(resolve_view(result), 160)
+    header = next(ln for ln in text.splitlines() if "document" in ln and "quote" in ln)
+    assert "via" in header and "score" in header
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_verify_evidence_header_fits_one_line(width):
+    """The evidence header (document, page, route, score) never wraps: a long document name
+    is shortened with an ellipsis instead."""
+    from provrag.views.verify import verify_view
+
+    ev = {"document": "Halcyon Water Treatment Plant - Commissioning Handbook, revision C, controlled copy",
+          "page_start": 1, "page_end": 1, "page_label": "i", "route": "retrieved", "score": 0.22,
+          "label": "contradicted", "quote": "Approved by Dr. Imogen Vale (commissioning manager).",
+          "reason": "contradicted: covers 51% of the claim"}
+    res = {"claims": [{"text": "The commissioning team is led by Dr. Imogen Vale.", "verdict": "supported",
+                       "citations": [], "evidence": [ev]}], "summary": {"claims": 1}, "method": "offline"}
+    lines = _render(verify_view(res, width=width), width).splitlines()
+    head = next(i for i, ln in enumerate(lines) if "[retrieved]" in ln)
+    assert lines[head].rstrip().endswith("score 0.22") and "…" in lines[head]
+    assert lines[head + 1].lstrip().startswith("“Approved by")
