@@ -153,12 +153,12 @@ def index(
     with StageProgress(_console(True), enabled=not as_json) as progress:
         summary = run_index(docs, out_dir, cfg, progress=progress)
     if as_json:
-        emit_json(summary)
+        emit_json(summary.to_json())
     else:
         from provrag.views.index import index_summary
 
         _console().print(index_summary(summary))
-    if summary["documents_ok"] == 0:
+    if summary.documents_ok == 0:
         _say_error("no document could be indexed")
         raise typer.Exit(2)
 
@@ -189,7 +189,7 @@ def resolve(
     cfg = load_cfg(config)
     result = run_resolve(index_dir, read_text_arg(text, answer_file), cfg, top_k=top)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_json())
     else:
         from provrag.views.resolve import resolve_view
 
@@ -220,16 +220,14 @@ def ask(
         usage(f"unknown --method '{method}' (expected auto, global, local or basic)")
     cfg = load_cfg(config)
     result = run_ask(question, index_dir, cfg, method=method)
-    trace = result.pop("_trace", {})
-    if result.get("_trace_error"):
-        _console(True).print(f"[yellow]warning:[/] {result['_trace_error']}")
+    if result.trace_error:
+        _console(True).print(f"[yellow]warning:[/] {result.trace_error}")
     if as_json:
-        emit_json({k: v for k, v in result.items() if not k.startswith("_")})
+        emit_json(result.to_json())
     else:
         from provrag.views.ask import ask_view
 
-        _console().print(ask_view(result, has_pages=trace.get("index_kind") == "provrag",
-                                  full_sources=trace.get("sources")))
+        _console().print(ask_view(result))
 
 
 @app.command()
@@ -364,17 +362,16 @@ def verify(
     stdin_text = sys.stdin.read() if stdin_flag == "-" else None
     result = run_verify(index_dir, cfg, answer=answer, answer_file=answer_file, trace_id=trace_id,
                         stdin_text=stdin_text, question=question)
-    result.pop("_trace", None)
-    if result.get("trace_error"):
-        _console(True).print(f"[yellow]warning:[/] verify run not stored: {result['trace_error']}")
+    if result.trace_error:
+        _console(True).print(f"[yellow]warning:[/] verify run not stored: {result.trace_error}")
     if as_json:
-        emit_json(result)
+        emit_json(result.to_json())
     else:
         from provrag.views.verify import verify_view
 
         out = _console()
         out.print(verify_view(result, width=out.width))
-    ratio = result["summary"].get("supported_ratio")
+    ratio = result.supported_ratio
     if fail_under is not None and (ratio is None or ratio < fail_under):
         raise CheckFailed(f"supported share {0 if ratio is None else ratio:.0%} is under {fail_under:.0%}")
 

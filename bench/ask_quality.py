@@ -33,14 +33,16 @@ def norm(x: str) -> str:
     return " ".join("".join(ch.lower() if ch.isalnum() else " " for ch in x).split())
 
 
-def score(q: dict, out: dict) -> tuple[bool, bool, bool]:
+def score(q: dict, out) -> tuple[bool, bool, bool]:
+    """(first source on a gold page, one of the first five is, the answer holds a gold answer)
+    for one run_ask result (provrag.results.AskResult)."""
     gold = set(q.get("answer_pages") or q["pages"])
-    answer = norm(str(out.get("answer", "")))
+    answer = norm(str(out.answer or ""))
     contains = any(norm(g) and norm(g) in answer for g in q["answers"])
     top1 = top5 = False
-    for rank, s in enumerate(out.get("sources", [])[:5]):
-        name = Path(str(s.get("path") or s.get("document") or "")).name
-        a, b = s.get("page_start"), s.get("page_end")
+    for rank, s in enumerate(out.sources[:5]):
+        name = Path(str(s.path or s.document or "")).name
+        a, b = s.page_start, s.page_end
         if name == q["document"] and a is not None and set(range(int(a), int(b or a) + 1)) & gold:
             top5, top1 = True, rank == 0
             break
@@ -87,8 +89,8 @@ def main() -> None:
                 out = run_ask(q["question"], index, cfg, method=method, save=False)
                 a, b, c = score(q, out)
                 t1, t5, cont = t1 + a, t5 + b, cont + c
-                lens.append(len(str(out["answer"]).split()))
-                chosen[out["method"]] = chosen.get(out["method"], 0) + 1
+                lens.append(len(str(out.answer).split()))
+                chosen[out.method] = chosen.get(out.method, 0) + 1
                 if not (a and c):
                     misses.append((q, out))
             ms = (time.perf_counter() - t0) * 1000 / max(len(qs), 1)
@@ -97,10 +99,10 @@ def main() -> None:
                   flush=True)
             if args.misses and method == args.methods.split(",")[0]:
                 for q, out in misses[:args.misses]:
-                    s0 = (out["sources"] or [{}])[0]
+                    s0 = out.sources[0].to_json() if out.sources else {}
                     print(f"  MISS {q['id']} {q['question']} | gold {q['document']} {q.get('answer_pages')} {q['answers'][:2]}"
                           f"\n     first source {s0.get('path')} p{s0.get('page_start')}-{s0.get('page_end')}"
-                          f"\n     answer: {out['answer'][:300]}")
+                          f"\n     answer: {out.answer[:300]}")
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -46,7 +46,7 @@ def build(out: Path) -> None:
                         shutil.copy(f, dest / f.name)
         t0 = time.perf_counter()
         s = run_index(docs, out, load_config())
-        print(f"indexed {s['documents_ok']} documents → {s['text_units']} text units, {s['community_reports']} reports "
+        print(f"indexed {s.documents_ok} documents → {s.text_units} text units, {s.community_reports} reports "
               f"in {time.perf_counter() - t0:.0f} s", flush=True)
     finally:
         shutil.rmtree(docs, ignore_errors=True)

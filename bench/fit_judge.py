@@ -1,6 +1,6 @@
 """Fit the offline judge's weights and thresholds on ../shared/eval/dev — and on nothing else.
 
-Why a fit at all: the judge's features (provrag/engines/offline/judge.py) are fixed by hand, but how much a
+Why a fit at all: the judge's features (provrag/engines/offline/judge/) are fixed by hand, but how much a
 missing name weighs against a covered number is an empirical question. Two logistic
 regressions (scikit-learn, balanced classes) answer it on the dev split:
 - support: supported vs not, on VitaminC claims (each against its page file, as one text unit)
@@ -25,9 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from provrag.verify.claims import split_claims  # noqa: E402
 from provrag.config import load_config  # noqa: E402
-from provrag.engines.offline.judge import CONTRA_FEATURES, FEATURES, features  # noqa: E402
+from provrag.engines.offline.judge.decide import CONTRA_FEATURES  # noqa: E402
+from provrag.engines.offline.judge.features import FEATURES, features  # noqa: E402
+from provrag.verify.claims import split_claims  # noqa: E402
 
 
 def load(p: Path) -> list[dict]:
@@ -86,7 +87,7 @@ def fit(vc, he, C: float = 1.0):
     from sklearn.metrics import balanced_accuracy_score as bacc
     from sklearn.model_selection import GroupKFold, StratifiedKFold, cross_val_predict
 
-    from provrag.engines.offline.judge import decide
+    from provrag.engines.offline.judge.decide import decide
 
     rows = vc + he
     X = np.array([[f[n] for n in FEATURES] for _, f, _, _ in rows])
@@ -137,7 +138,7 @@ def fit(vc, he, C: float = 1.0):
 
     def acc3(t):
         """3-way accuracy on VitaminC, units combined by RefChecker's rule as verify does."""
-        v = dataclasses.replace(load_config().verify, **values, contradict_threshold=float(t))
+        v = dataclasses.replace(load_config().verify, **{**values, "contradict_threshold": float(t)})
         labels: dict = {}
         for _, f, g, gold in vc:
             labels.setdefault(g, (gold, []))[1].append(decide(f, v)[0])

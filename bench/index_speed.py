@@ -112,10 +112,10 @@ def part_index(corpus: Path, workers: int) -> dict:
         except Exception as e:  # the pipeline is being built: record why, keep the other figures
             return {"unavailable": f"run_index failed: {type(e).__name__}: {e}"}
         manifest = json.loads((out / "manifest.json").read_text())
-    timings = manifest.get("timings") or summary.get("timings") or {}
-    return {"pages": summary.get("pages"), "documents_ok": summary.get("documents_ok"),
-            "text_units": summary.get("text_units"), "entities": summary.get("entities"),
-            "communities": summary.get("communities"), "timings": timings,
+    timings = manifest.get("timings") or summary.timings
+    return {"pages": summary.pages, "documents_ok": summary.documents_ok,
+            "text_units": summary.text_units, "entities": summary.entities,
+            "communities": summary.communities, "timings": timings,
             "seconds_inside": round(time.perf_counter() - t0, 3)}
 
 

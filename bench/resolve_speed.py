@@ -17,7 +17,7 @@
    - batch: open the index and resolve one answer holding all citations (what
      `provrag resolve` does with a whole answer) — best of 3;
    - one at a time: each citation resolved on its own (`resolve_refs`) with the reader kept
-     open; the reader's lookup tables (resolve._Lookups) are built on its second use, and
+     open; the reader's lookup tables (expand.Lookups) are built on its second use, and
      that build time is reported separately and counted in the speed-up;
    - open + one: a new reader opened and a single citation resolved (5 samples).
 4. pandas path, in the same run: read every table the chain needs whole
@@ -220,18 +220,18 @@ def duckdb_path(idx: Path, cits, top_k: int) -> dict:
         with open_index(idx) as r:
             res = resolve_answer(r, answer, top_k=top_k, parsed=parsed)
         batch.append(time.perf_counter() - t0)
-    assert not res["unresolved"], res["unresolved"][:3]
+    assert not res.unresolved, res.unresolved[:3]
     per, tops = [], {}
     with open_index(idx) as r:
         resolve_refs(r, [Ref(cits[0][0], [cits[0][1]])], cits[0][2], top_k)  # first use: direct lookups
-        t0 = time.perf_counter()  # second use of the reader builds its lookup tables (resolve._Lookups)
+        t0 = time.perf_counter()  # second use of the reader builds its lookup tables (expand.Lookups)
         resolve_refs(r, [Ref(cits[0][0], [cits[0][1]])], cits[0][2], top_k)
         build_ms = (time.perf_counter() - t0) * 1000
         for k, i, s in cits:
             t0 = time.perf_counter()
             srcs, _ = resolve_refs(r, [Ref(k, [i])], s, top_k)
             per.append(time.perf_counter() - t0)
-            tops[(k, i)] = [x["text_unit_id"] for x in srcs]
+            tops[(k, i)] = [x.text_unit_id for x in srcs]
     cold = []
     for k, i, s in cits[:5]:
         t0 = time.perf_counter()
@@ -251,7 +251,7 @@ def duckdb_path(idx: Path, cits, top_k: int) -> dict:
             kind: round(statistics.median(x * 1000 for x, (k, _, _) in zip(per, cits) if k == kind), 1)
             for kind in ("Reports", "Sources")},
         "open_and_resolve_one_ms": [round(x * 1000, 1) for x in cold],
-        "sources": len(res["sources"]),
+        "sources": len(res.sources),
         "_tops": tops,
     }
 

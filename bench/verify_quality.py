@@ -2,7 +2,7 @@
 
 End to end means the product path, not the judge alone: the corpus files are indexed with
 `provrag index` (pipelines/index.py, default config), and every claim is checked by
-provrag/verify/evidence.py exactly as `provrag verify --index … --answer … [--question …]` does it —
+provrag/verify/check.py exactly as `provrag verify --index … --answer … [--question …]` does it —
 evidence retrieved from the whole index, one verdict per unit, RefChecker's rule. It runs in
 one process (the CLI's per-call start-up would dominate), and the answer-level verdict is
 check_verify.py's: supported when all of an answer's claims are, contradicted when one is.
@@ -39,8 +39,9 @@ def load(p: Path) -> list[dict]:
     return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
 
 
-def answer_verdict(result: dict) -> str:
-    vs = [c["verdict"] for c in result["claims"]]
+def answer_verdict(result) -> str:
+    """The answer's verdict from a VerifyResult: supported when all claims are, contradicted when one is."""
+    vs = [c.verdict for c in result.claims]
     if not vs:
         return "error"
     return "supported" if all(v == "supported" for v in vs) else ("contradicted" if "contradicted" in vs else "unsupported")
@@ -65,7 +66,7 @@ def build_index(files: list[Path], work: Path, cfg: dict) -> Path:
 
 def run_vitaminc(split: Path, n_per_label: int | None, rng: random.Random, cfg: dict) -> dict:
     from provrag.store.reader import open_index
-    from provrag.verify.evidence import verify_answer
+    from provrag.verify.check import verify_answer
 
     claims = load(split / "vitaminc" / "claims.jsonl")
     sample = []
@@ -84,8 +85,8 @@ def run_vitaminc(split: Path, n_per_label: int | None, rng: random.Random, cfg: 
         for c in sample:
             out = verify_answer(reader, c["claim"], cfg)
             res.append((c["label"], answer_verdict(out)))
-            best = [e for cl in out["claims"] for e in cl["evidence"][:1]]
-            gold_page += bool(best) and (best[0].get("path") or "") == c["document"]
+            best = [e for cl in out.claims for e in cl.evidence[:1]]
+            gold_page += bool(best) and (best[0].path or "") == c["document"]
         reader.close()
         t_verify = time.perf_counter() - t0
     finally:
@@ -104,7 +105,7 @@ def run_vitaminc(split: Path, n_per_label: int | None, rng: random.Random, cfg: 
 
 def run_halueval(split: Path, n_cases: int | None, rng: random.Random, cfg: dict) -> dict:
     from provrag.store.reader import open_index
-    from provrag.verify.evidence import verify_answer
+    from provrag.verify.check import verify_answer
 
     cases = load(split / "halueval" / "cases.jsonl")
     rng.shuffle(cases)

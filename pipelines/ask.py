@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from provrag.errors import UsageError
 from provrag.config import Config
+from provrag.errors import UsageError
 from provrag.query.trace import Trace
+from provrag.results import AskResult, Source
 from provrag.store.traces import save_trace
-
-SOURCE_KEYS = ("document", "path", "page_start", "page_end", "page_label", "text_unit_id", "quote", "via", "score")
 
 
 class AskError(UsageError):
@@ -35,18 +34,17 @@ def attach_index_cache(engine, index_path: Path) -> None:
             engine.attach_cache(cache)
 
 
-def order_sources(sources: list[dict], unit_rank: dict[str, int]) -> list[dict]:
+def order_sources(sources: list[Source], unit_rank: dict[str, int]) -> list[Source]:
     """Best page first: by the answer sentence that cites them (answers are written best
     sentence first), then by the unit's rank in the selected context, then by the
     resolver's claim-aware score; one entry per text unit."""
-    def key(s):
-        si = s.get("sentence_index")
-        return (si if si is not None else 1 << 30, unit_rank.get(s.get("text_unit_id"), 1 << 30),
-                -float(s.get("score") or 0.0))
+    def key(s: Source):
+        si = s.sentence_index
+        return (si if si is not None else 1 << 30, unit_rank.get(s.text_unit_id, 1 << 30), -float(s.score or 0.0))
 
     seen, out = set(), []
     for s in sorted(sources, key=key):
-        k = s.get("text_unit_id") or (s.get("document"), s.get("page_start"), s.get("quote"))
+        k = s.text_unit_id or (s.document, s.page_start, s.quote)
         if k in seen:
             continue
         seen.add(k)
@@ -54,12 +52,13 @@ def order_sources(sources: list[dict], unit_rank: dict[str, int]) -> list[dict]:
     return out
 
 
-def run_ask(question: str, index_path, cfg: Config, method: str | None = None, save: bool = True) -> dict:
-    """Answer `question` over the index; returns the ask --json dict plus `_trace` (the full trace)."""
+def run_ask(question: str, index_path, cfg: Config, method: str | None = None, save: bool = True) -> AskResult:
+    """Answer `question` over the index: the answer, its citations and sources by page, and the
+    trace of how it was made (stored unless `save` is False)."""
     from provrag.engines import get_engine
-    from provrag.store.reader import IndexNotFound, open_index
     from provrag.query.resolve import resolve_answer
-    from provrag.query.search import METHODS, choose_method, match_entities, run_method
+    from provrag.query.search import METHODS, choose_method, has_rows, match_entities, run_method
+    from provrag.store.reader import IndexNotFound, open_index
 
     question = (question or "").strip()
     if not question:
@@ -91,50 +90,36 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
                 chosen, why = choose_method(reader, question, cfg, entities)
             else:
                 chosen, why = method, "asked for with --method"
-            if chosen == "global" and not _has_reports(reader):
+            if chosen == "global" and not has_rows(reader.con, "community_reports"):
                 chosen, why = "basic", f"{why}; but the index has no community reports, so basic search"
             d["method"], d["why"] = chosen, why
         trace["method"], trace["method_why"] = chosen, why
         trace["requested_method"] = method
 
-        result = run_method(chosen, reader, question, cfg, engine, trace, entities)
-        answer = result["answer"]
+        found = run_method(chosen, reader, question, cfg, engine, trace, entities)
 
         with trace.stage("citations") as d:
-            top_k = int(cfg.resolve.top_k)
-            resolved = resolve_answer(reader, answer, top_k=top_k)
-            sources = order_sources(resolved["sources"], result.get("unit_rank") or {})
-            d["citations"] = len(resolved["citations"])
+            resolved = resolve_answer(reader, found.answer, top_k=int(cfg.resolve.top_k))
+            sources = order_sources(resolved.sources, found.unit_rank)
+            unresolved = [u.to_json() for u in resolved.unresolved]
+            d["citations"] = len(resolved.citations)
             d["sources"] = len(sources)
-            d["unresolved"] = resolved["unresolved"]
-            d["problems"] = resolved.get("problems", [])
-            d["dead_ends"] = resolved.get("dead_ends", [])
+            d["unresolved"] = unresolved
+            d["problems"] = resolved.problems
+            d["dead_ends"] = resolved.dead_ends
 
-    out = {
-        "trace_id": trace.id,
-        "question": question,
-        "method": chosen,
-        "answer": answer,
-        "citations": [{k: c.get(k) for k in ("kind", "ids", "more", "sentence")} for c in resolved["citations"]],
-        "sources": [{k: s.get(k) for k in SOURCE_KEYS} for s in sources],
-        "unresolved": [{"kind": u.get("kind"), "id": u.get("id")} for u in resolved["unresolved"]],
-    }
-    trace["answer"] = answer
-    trace["citations"] = resolved["citations"]
-    trace["sources"] = sources
-    trace["unresolved"] = resolved["unresolved"]
+    result = AskResult(trace_id=trace.id, question=question, method=chosen, answer=found.answer,
+                       citations=resolved.citations, sources=sources, unresolved=resolved.unresolved,
+                       has_pages=reader.kind == "provrag")
+    trace["answer"] = found.answer
+    trace["citations"] = [c.to_json() for c in resolved.citations]
+    trace["sources"] = [s.to_json() for s in sources]
+    trace["unresolved"] = unresolved
     trace["usage"] = engine.usage.to_dict()
-    trace.finish()
-    out["_trace"] = trace.data
+    result.trace = trace.finish()
     if save:
         try:
-            out["_trace_file"] = str(save_trace(trace.data, reader.path))
+            result.trace_file = str(save_trace(trace.data, reader.path))
         except OSError as e:  # a full disk must not cost the user the answer
-            out["_trace_error"] = f"trace not saved: {e.strerror or e}"
-    return out
-
-
-def _has_reports(reader) -> bool:
-    from provrag.query.search import _has_rows
-
-    return _has_rows(reader.con, "community_reports")
+            result.trace_error = f"trace not saved: {e.strerror or e}"
+    return result

@@ -2,10 +2,11 @@
 
 Stages, top to bottom:
   input    the verify result — a `provrag verify --json` file, or a stored trace: a verify
-           trace carries its result; an ask trace is verified now (pipelines/verify.py)
+           trace carries its result in trace["verify"]; an ask trace is verified now
+           (pipelines/verify.py)
   traces   the ask trace and the verify trace for the timelines (a verify trace names the ask
            trace it checked in its input stage), and the answer text they hold
-  build    provrag/report_html.build_report: claims, evidence, highlighted PDF pages
+  build    provrag/audit/report.build_report: claims, evidence, highlighted PDF pages
   write    temp file + rename, so a half-written report never replaces a good one
 """
 from __future__ import annotations
@@ -47,12 +48,11 @@ def read_verify_json(path: Path) -> dict:
     return obj
 
 
-def _verify_of_trace(t: dict) -> dict | None:
-    """The verify result stored in a verify trace, wherever the trace keeps it."""
-    for cand in (t, t.get("result"), t.get("verify"), t.get("output")):
-        if _is_verify_result(cand):
-            return cand
-    return None
+def stored_verify_result(t: dict) -> dict | None:
+    """The verify result a verify trace stores (pipelines/verify.py writes it once, as
+    trace["verify"]: the claims and summary of `verify --json`); None for any other trace."""
+    found = t.get("verify")
+    return found if _is_verify_result(found) else None
 
 
 def _verify_now(t: dict, index_dir: Path, cfg: Config | None) -> tuple[dict, dict | None]:
@@ -71,7 +71,7 @@ def _verify_now(t: dict, index_dir: Path, cfg: Config | None) -> tuple[dict, dic
     except Exception as e:  # an engine or index failure mid-run: one line, not a traceback
         msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
         raise ReportError(f"verifying trace {t.get('trace_id')} failed: {msg}") from None
-    return res, res.pop("_trace", None)
+    return res.to_json(), res.trace
 
 
 def _ask_trace_of(t: dict, index_dir: Path) -> dict | None:
@@ -137,7 +137,7 @@ def run_report(index_dir, out_path, *, trace_id: str | None = None, verify_json=
             t = load_trace(trace_id, index_dir)
         except TraceNotFound as e:
             raise ReportError(str(e)) from None
-        vj = _verify_of_trace(t)
+        vj = stored_verify_result(t)
         if vj is not None:
             traces = [x for x in (_ask_trace_of(t, index_dir), t) if x]
         else:

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from provrag.config import Config
 from provrag.errors import UsageError
+from provrag.results import ResolveResult
 
 
-def run_resolve(index_dir, answer: str, cfg: Config, top_k: int | None = None) -> dict:
-    """The resolve --json document for `answer` over the index at `index_dir`."""
+def run_resolve(index_dir, answer: str, cfg: Config, top_k: int | None = None) -> ResolveResult:
+    """Every citation of `answer` resolved over the index at `index_dir` (`to_json()`: resolve --json)."""
     import duckdb
 
     from provrag.query.resolve import resolve_answer

@@ -3,18 +3,21 @@
 Stages, top to bottom (each recorded in the trace, provrag/store/traces.py):
   input     where the answer came from (a stored ask trace, a file, an argument, stdin), the question
   claims    the answer split into claims, each with its own citations (provrag/verify/claims.py)
-  evidence  per claim: cited and retrieved units, one verdict each (provrag/verify/evidence.py)
+  evidence  per claim: cited and retrieved units, one verdict each (provrag/verify/check.py)
   summary   counts, citation recall/precision (ALCE), the judge used
-then the run is stored as a trace of kind "verify" beside the index's ask traces.
+then the run is stored as a trace of kind "verify" beside the index's ask traces, the result
+in it once, as trace["verify"] (what `provrag report --trace` reads).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from provrag.errors import UsageError
 from provrag.config import Config
+from provrag.errors import UsageError
 from provrag.pipelines.ask import attach_index_cache
 from provrag.query.trace import Trace
+from provrag.results import VerifyResult
 from provrag.store.traces import save_trace
 
 
@@ -69,11 +72,12 @@ def read_answer(answer: str | None, answer_file: Path | None, trace_id: str | No
 
 def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_file: Path | None = None,
                trace_id: str | None = None, stdin_text: str | None = None, question: str | None = None,
-               save: bool = True, progress=None) -> dict:
-    """The verify --json dict (CONTRACT.md §5) plus trace_id/question/method; `_trace` holds the trace."""
+               save: bool = True, progress=None) -> VerifyResult:
+    """Each claim's verdict with evidence (`to_json()`: CONTRACT.md §5's verify --json), the
+    source of the answer, and the run's trace (stored beside the index's ask traces when `save`)."""
     from provrag.engines import get_engine
     from provrag.store.reader import IndexNotFound, open_index
-    from provrag.verify.evidence import verify_answer
+    from provrag.verify.check import verify_answer
 
     index_path = Path(index_path)
     try:
@@ -96,27 +100,26 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
             d["question"] = question
         with tr.stage("evidence", "Evidence and verdicts") as d:
             result = verify_answer(reader, text, cfg, question=question, engine=engine, progress=progress)
-            d["claims"] = len(result["claims"])
+            d["claims"] = len(result.claims)
         with tr.stage("summary", "Summary") as d:
-            d.update(result["summary"])
+            d.update(result.summary)
     finally:
         reader.close()
 
+    claims = [c.to_json() for c in result.claims]
     tr["answer"] = text
-    tr["method"] = result["method"]
+    tr["method"] = result.method
     tr["engine"] = engine.name
     tr["model"] = None if engine.name == "offline" else engine.model
-    tr["verify"] = {"claims": result["claims"], "summary": result["summary"]}
-    tr["sources"] = [e for c in result["claims"] for e in c["evidence"][:1]]
+    # the result, stored once: `provrag report --trace` reads it back from here
+    tr["verify"] = {"claims": claims, "summary": result.summary}
+    tr["sources"] = [e for c in claims for e in c["evidence"][:1]]   # the deciding evidence, for `trace`/`log`
     if engine.name != "offline":
         tr["llm"] = engine.usage.to_dict()
-    data = tr.finish()
-    out = {"trace_id": tr.id, "question": question, "method": result["method"], "source": source,
-           "claims": result["claims"], "summary": result["summary"]}
+    result = replace(result, trace_id=tr.id, source=source, trace=tr.finish())
     if save:
         try:
-            out["trace_file"] = str(save_trace(data, index_path))
+            result.trace_file = str(save_trace(result.trace, index_path))
         except OSError as e:  # storing is a record, not the result: say so, keep the verdicts
-            out["trace_error"] = str(e)
-    out["_trace"] = data
-    return out
+            result.trace_error = str(e)
+    return result

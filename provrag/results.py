@@ -3,8 +3,9 @@
 
 A Source is built in one place, `Source.of_unit`, from a text-unit row (provrag/store/units.py)
 and a quote in its text: the resolver, retrieval and verify all name pages the same way.
-Fields beyond the contract's (text_unit, char offsets, …) are provenance a caller may use;
-`to_json()` writes them only where they are known.
+Fields beyond the contract's are provenance a caller may use: `to_json()` always names the
+unit and the quote's offsets in documents.text (null where unknown: a GraphRAG unit has no
+offsets), and the citing sentence and a seam's two units where there are such.
 """
 from __future__ import annotations
 
@@ -53,11 +54,11 @@ class Source:
                    char_start=cs + start if known else None, char_end=cs + end if known else None, **extra)
 
     def to_json(self) -> dict[str, Any]:
-        out = {"document": self.document, "path": self.path, "page_start": self.page_start,
-               "page_end": self.page_end, "page_label": self.page_label, "text_unit_id": self.text_unit_id,
-               "quote": self.quote, "via": self.via, "score": self.score}
-        return out | _known({"text_unit": self.text_unit, "char_start": self.char_start, "char_end": self.char_end,
-                             "sentence_index": self.sentence_index, "text_unit_ids": self.text_unit_ids})
+        return {"document": self.document, "path": self.path, "page_start": self.page_start,
+                "page_end": self.page_end, "page_label": self.page_label, "text_unit_id": self.text_unit_id,
+                "quote": self.quote, "via": self.via, "score": self.score, "text_unit": self.text_unit,
+                "char_start": self.char_start, "char_end": self.char_end} \
+            | _known({"sentence_index": self.sentence_index, "text_unit_ids": self.text_unit_ids})
 
 
 @dataclass
@@ -168,7 +169,7 @@ class ClaimCheck:
     evidence: list[Evidence]
     cited_supports: bool
     citations: list[dict]          # {"kind", "id", "supports"} per cited id
-    unresolved: list[dict]
+    unresolved: list[dict]         # {"kind", "id", "sentence_index", "reason"} per cited id not in the index
     focus: str | None
     span: tuple[int, int]
 
@@ -181,14 +182,17 @@ class ClaimCheck:
 
 @dataclass
 class VerifyResult:
-    """`provrag verify`: each claim's verdict with evidence by page, and the answer's metrics."""
+    """`provrag verify`: each claim's verdict with evidence by page, and the answer's metrics.
 
-    trace_id: str
-    question: str | None
-    method: str
-    source: dict                   # where the answer came from: {"from", "trace_id" | "path"}
+    provrag/verify/check.py fills the claims, summary and judge; the pipeline (pipelines/verify.py)
+    adds where the answer came from and the stored trace."""
+
+    method: str                    # the judge: "offline" or "<engine>:<model>"
     claims: list[ClaimCheck]
     summary: dict                  # counts, supported_ratio, citation_recall / _precision (ALCE)
+    question: str | None = None
+    trace_id: str | None = None
+    source: dict = field(default_factory=dict)   # where the answer came from: {"from", "trace_id" | "path"}
     trace: dict = field(default_factory=dict, repr=False)
     trace_file: str | None = None
     trace_error: str | None = None

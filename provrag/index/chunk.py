@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import TYPE_CHECKING
 
 from provrag.config import Config
-from provrag.store.schema import content_id
+from provrag.index.progress import stage
+from provrag.index.tables import PAGES, frame
+from provrag.store import schema
 from provrag.text.tokens import count_tokens_batch
+
+if TYPE_CHECKING:
+    import polars as pl
 
 # A piece: a run of text up to a sentence end or a blank line (hand-written: a regex is ~50×
 # faster than a sentence model here and the pieces only need to be sentence-ish).
@@ -78,26 +84,33 @@ def chunk_text(text: str, pages: list[tuple[int, int, int]] | None, size: int, o
     return units
 
 
-def chunk_stage(documents: list[dict], cfg: Config, progress=None) -> list[dict]:
-    """Text-unit rows (without graph columns) for every ok document, in document order."""
+def chunk_stage(documents: pl.DataFrame, cfg: Config, progress=None) -> pl.DataFrame:
+    """The text_units frame of every ok document, in document order: ids, text, characters,
+    pages and tokens; the columns later stages fill (skeleton, graph) are null."""
     size, overlap = int(cfg.chunk.size_tokens), int(cfg.chunk.overlap_tokens)
     if size < 16 or not 0 <= overlap < size:
         raise ValueError("[chunk] needs size_tokens >= 16 and 0 <= overlap_tokens < size_tokens")
     rows: list[dict] = []
-    ok = [d for d in documents if d["status"] == "ok"]
-    ctx = progress.stage("chunk", total=len(ok)) if progress else None
-    task = ctx.__enter__() if ctx else None
-    try:
-        for d in ok:
-            for u in chunk_text(d["text"], d.get("pages"), size, overlap):
-                u["id"] = content_id(d["id"], str(u["char_start"]), u["text"])
-                u["document_id"] = d["id"]
+    ok = documents.filter(documents["status"] == schema.STATUS_OK).select(schema.ID, schema.TEXT, PAGES)
+    with stage(progress, "chunk", ok.height) as task:
+        for doc_id, text, pages in ok.iter_rows():
+            for u in chunk_text(text, pages, size, overlap):
+                u[schema.ID] = schema.content_id(doc_id, str(u[schema.CHAR_START]), u[schema.TEXT])
+                u[schema.DOCUMENT_ID] = doc_id
                 rows.append(u)
-            if task:
-                task.advance()
-    finally:
-        if ctx:
-            ctx.__exit__(None, None, None)
+            task.advance()
     for i, r in enumerate(rows):
-        r["human_readable_id"] = i
-    return rows
+        r[schema.HRID] = i
+    return frame(schema.TEXT_UNITS, rows)
+
+
+def link_units(documents: pl.DataFrame, text_units: pl.DataFrame) -> pl.DataFrame:
+    """documents with `text_unit_ids` filled: each document's units in unit order ([] for a
+    document without units, a failed or skipped file included)."""
+    import polars as pl
+
+    by_doc: dict[str, list[str]] = {}
+    for uid, doc_id in text_units.select(schema.ID, schema.DOCUMENT_ID).iter_rows():
+        by_doc.setdefault(doc_id, []).append(uid)
+    ids = [by_doc.get(d, []) for d in documents[schema.ID].to_list()]
+    return documents.with_columns(pl.Series(schema.TEXT_UNIT_IDS, ids, dtype=pl.List(pl.String)))

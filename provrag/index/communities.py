@@ -23,6 +23,7 @@ import datetime as dt
 from collections import defaultdict
 
 from provrag.config import Config
+from provrag.index.tables import frame
 from provrag.store import schema
 
 _HELPER_WEIGHT = 0.1
@@ -77,13 +78,11 @@ def _leiden(edges: dict[tuple[str, str], float], max_cluster_size: int, seed: in
 
 def communities_stage(entities, relationships, cfg: Config):
     """The communities table (polars) for the entity graph; empty table for an empty graph."""
-    import polars as pl
-
     ccfg = cfg.communities
     max_size = max(2, int(ccfg.max_cluster_size))
     seed = int(ccfg.seed)
     period = dt.datetime.now(dt.timezone.utc).date().isoformat()
-    empty = pl.from_arrow(schema.to_arrow(schema.COMMUNITIES, []))
+    empty = frame(schema.COMMUNITIES, [])
     if entities is None or entities.height == 0:
         return empty
 
@@ -129,10 +128,10 @@ def communities_stage(entities, relationships, cfg: Config):
         units = sorted({u for e in ents for u in (e_units.get(e) or [])})
         p = parent_of.get(cl)
         rows.append({
-            "id": schema.content_id("community", str(level), *ents), "human_readable_id": n,
-            "community": n, "level": level, "parent": number[p] if p is not None and p in number else -1,
-            "children": sorted(children.get(n, [])), "title": f"Community {n}",
-            "entity_ids": ents, "relationship_ids": rels, "text_unit_ids": units,
+            schema.ID: schema.content_id("community", str(level), *ents), schema.HRID: n,
+            schema.COMMUNITY: n, schema.LEVEL: level, schema.PARENT: number[p] if p is not None and p in number else -1,
+            schema.CHILDREN: sorted(children.get(n, [])), schema.TITLE: f"Community {n}",
+            schema.ENTITY_IDS: ents, schema.RELATIONSHIP_IDS: rels, schema.TEXT_UNIT_IDS: units,
             "period": period, "size": len(ents),
         })
-    return pl.from_arrow(schema.to_arrow(schema.COMMUNITIES, rows))
+    return frame(schema.COMMUNITIES, rows)

@@ -19,10 +19,16 @@ this module merges those answers the way GraphRAG does:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import TYPE_CHECKING
 
 from provrag.config import Config
+from provrag.engines.offline.extract.text import norm_key
+from provrag.index.progress import stage
+from provrag.index.tables import frame
 from provrag.store import schema
-from provrag.engines.offline.extract import norm_key
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 class _Merged:
@@ -58,34 +64,23 @@ def _weight(v) -> float:
     return w if w == w and w > 0 else 1.0  # NaN/negative weights from a model count as one
 
 
-def _progress(progress, name: str, total: int):
-    if progress is None:
-        from contextlib import nullcontext
-
-        class _Null:
-            def advance(self, n: int = 1) -> None:
-                pass
-
-        return nullcontext(_Null())
-    return progress.stage(name, total=total)
-
-
-def extract_stage(text_units, engine, cfg: Config, progress=None):
-    """(entities_df, relationships_df, text_units_df) from the skeleton units of text_units."""
+def extract_stage(text_units: pl.DataFrame, engine, cfg: Config, progress=None):
+    """(entities, relationships, text_units) frames: the graph of the skeleton units, and
+    text_units with entity_ids/relationship_ids filled (empty lists off the skeleton)."""
     import polars as pl
 
     ecfg = cfg.extract
     batch = max(1, int(ecfg.batch_units))
     min_freq = max(1, int(ecfg.min_frequency))
 
-    rows = text_units.sort("human_readable_id")
+    rows = text_units.sort(schema.HRID)
     skel = rows.filter(pl.col("is_skeleton").fill_null(False))
-    units = list(zip(skel["id"].to_list(), [t or "" for t in skel["text"].to_list()]))
+    units = list(zip(skel[schema.ID].to_list(), [t or "" for t in skel[schema.TEXT].to_list()]))
 
     ents: dict[str, _Merged] = {}
     rels: dict[tuple[str, str], _Merged] = {}
     seen = 0  # running position: first-appearance order for human_readable_id
-    with _progress(progress, "extract", len(units)) as task:
+    with stage(progress, "extract", len(units)) as task:
         for i in range(0, len(units), batch):
             chunk = units[i:i + batch]
             results = engine.extract_graph(chunk)
@@ -143,7 +138,7 @@ def extract_stage(text_units, engine, cfg: Config, progress=None):
     n_summaries = sum(len(ents[k].descs) > 1 for k in ent_keys) + sum(len(rels[p].descs) > 1 for p in rel_keys)
     titles: dict[str, str] = {}
     ent_rows, rel_rows = [], []
-    with _progress(progress, "summarize", n_summaries) as task:
+    with stage(progress, "summarize", n_summaries) as task:
         def description(title: str, m: _Merged) -> str:
             if len(m.descs) <= 1:
                 return m.descs[0] if m.descs else ""
@@ -155,36 +150,34 @@ def extract_stage(text_units, engine, cfg: Config, progress=None):
             title = _most_common(m.surfaces)
             titles[k] = title
             ent_rows.append({
-                "id": schema.content_id("entity", k), "human_readable_id": i, "title": title,
+                schema.ID: schema.content_id("entity", k), schema.HRID: i, schema.TITLE: title,
                 "type": _most_common(m.types),
                 "description": description(title, m),
-                "text_unit_ids": sorted(m.units), "frequency": len(m.units),
+                schema.TEXT_UNIT_IDS: sorted(m.units), "frequency": len(m.units),
                 "degree": len(neighbours[k]),
             })
         for i, p in enumerate(rel_keys):
             m = rels[p]
             src, dst = _most_common(m.dirs)
             rel_rows.append({
-                "id": schema.content_id("relationship", *p), "human_readable_id": i,
+                schema.ID: schema.content_id("relationship", *p), schema.HRID: i,
                 "source": titles[src], "target": titles[dst],
                 "description": description(f"{titles[src]} -> {titles[dst]}", m),
                 "weight": float(m.weight), "combined_degree": len(neighbours[src]) + len(neighbours[dst]),
-                "text_unit_ids": sorted(m.units),
+                schema.TEXT_UNIT_IDS: sorted(m.units),
             })
 
     by_unit_e: dict[str, list[str]] = defaultdict(list)
     by_unit_r: dict[str, list[str]] = defaultdict(list)
     for r in ent_rows:
-        for u in r["text_unit_ids"]:
-            by_unit_e[u].append(r["id"])
+        for u in r[schema.TEXT_UNIT_IDS]:
+            by_unit_e[u].append(r[schema.ID])
     for r in rel_rows:
-        for u in r["text_unit_ids"]:
-            by_unit_r[u].append(r["id"])
-    ids = text_units["id"].to_list()
+        for u in r[schema.TEXT_UNIT_IDS]:
+            by_unit_r[u].append(r[schema.ID])
+    ids = text_units[schema.ID].to_list()
     out_units = text_units.with_columns(
-        pl.Series("entity_ids", [by_unit_e.get(u, []) for u in ids], dtype=pl.List(pl.String)),
-        pl.Series("relationship_ids", [by_unit_r.get(u, []) for u in ids], dtype=pl.List(pl.String)),
+        pl.Series(schema.ENTITY_IDS, [by_unit_e.get(u, []) for u in ids], dtype=pl.List(pl.String)),
+        pl.Series(schema.RELATIONSHIP_IDS, [by_unit_r.get(u, []) for u in ids], dtype=pl.List(pl.String)),
     )
-    entities = pl.from_arrow(schema.to_arrow(schema.ENTITIES, ent_rows))
-    relationships = pl.from_arrow(schema.to_arrow(schema.RELATIONSHIPS, rel_rows))
-    return entities, relationships, out_units
+    return frame(schema.ENTITIES, ent_rows), frame(schema.RELATIONSHIPS, rel_rows), out_units

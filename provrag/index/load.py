@@ -1,13 +1,12 @@
-"""LOAD: every file under DOCS → a `LoadedDocument` (text, physical page offsets, page labels).
+"""LOAD: every file under DOCS → a `LoadedDocument` (text, physical page offsets, page labels),
+and the run's documents table.
 
 Why it looks the way it does:
 - One row per file, always: unknown formats, oversized or empty files are `skipped`, files
   a parser cannot read are `failed`, each with a one-line `error`; nothing is dropped and
   no file can crash the run (every parser call is wrapped per file, in a worker process).
-- PDFs go through provrag/index/pdf.py (pypdfium2 by default, chosen by measurement).
-  DOCX, PPTX and HTML go through docling's declarative backends driven directly by its
-  `SimplePipeline`, because `docling.document_converter` imports torch even for DOCX.
-  Plain text and Markdown are read as they are (see `_read_text`).
+- Parsing one file, format by format, is provrag/index/parse.py; this module walks the
+  folder, decides what is not parsed at all, and runs the parsers.
 - Files are parsed in `[load] workers` processes but the result list is in sorted path
   order, so the index is the same whatever the scheduling.
 - Parse results are cached by (file sha256, format, backend, loader version): a re-run over
@@ -15,22 +14,23 @@ Why it looks the way it does:
 """
 from __future__ import annotations
 
-import codecs
 import datetime as dt
-import gzip
 import hashlib
-import logging
 import mimetypes
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from provrag.config import Config, ConfigError, LoadSettings
+from provrag.index.parse import LOADER_VERSION, one_line, parse_file, result_options
+from provrag.index.progress import stage
+from provrag.index.tables import PAGES, frame
+from provrag.store import schema
 from provrag.store.cache import Cache, key_of
-from provrag.index.pdf import LoadError, parse_pdf
 
-# Bump when a parser change alters any output: it is part of every parse-cache key.
-LOADER_VERSION = "1"
+if TYPE_CHECKING:
+    import polars as pl
 
 FORMATS = {".pdf": "pdf", ".docx": "docx", ".pptx": "pptx", ".html": "html", ".htm": "html",
            ".xhtml": "html", ".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt"}
@@ -102,161 +102,8 @@ def _stem(rel: str) -> str:
     return os.path.splitext(name)[0] or name
 
 
-def _one_line(message: str, limit: int = 300) -> str:
-    line = " ".join(str(message).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-# ---- parsers (run in worker processes; each returns a plain dict) -----------------------
-
-def _gunzip(path: Path, max_bytes: int) -> bytes:
-    """Decompress with a cap, so a small .gz that expands to gigabytes is refused, not loaded."""
-    try:
-        with gzip.open(path, "rb") as f:
-            data = f.read(max_bytes + 1)
-    except (OSError, EOFError) as e:
-        raise LoadError(f"damaged gzip data: {e}") from None
-    if len(data) > max_bytes:
-        raise LoadError(f"decompressed size exceeds [load] max_file_mb ({max_bytes // 1_000_000} MB)")
-    return data
-
-
-def _read_text(data: bytes, max_line_chars: int) -> tuple[str, dict]:
-    """UTF-8 (or a UTF-16/32 file with its BOM), else failed.
-
-    Invalid UTF-8 fails on purpose rather than being decoded with replacement characters or
-    a guessed code page: a wrong guess puts words into the index that are not in the file,
-    so quotes and claim checks would cite text the user cannot find. The error names the
-    offending byte and offset so the file can be fixed.
-    Markdown is kept as written (not re-rendered by docling's Markdown backend), so a quote
-    is exactly what the user sees when opening the file.
-    """
-    enc = "utf-8"
-    for bom, name in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"),
-                      (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
-                      (codecs.BOM_UTF16_BE, "utf-16")):
-        if data.startswith(bom):
-            enc = name
-            break
-    try:
-        text = data.decode(enc)
-    except UnicodeDecodeError as e:
-        raise LoadError(f"not valid {enc.upper()} text (byte 0x{data[e.start]:02x} at offset {e.start}); "
-                        "save it as UTF-8 to index it") from None
-    if "\x00" in text:
-        raise LoadError("binary content (NUL bytes), not text")
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    longest = max(map(len, text.split("\n")), default=0)
-    if max_line_chars and longest > max_line_chars:
-        raise _Skip(f"a line of {longest:,} characters: not line-structured text (minified or generated "
-                    f"data?); raise [load] max_line_chars to index it")
-    return text, {"encoding": enc}
-
-
-class _Skip(LoadError):
-    """A file deliberately not indexed (status 'skipped' rather than 'failed')."""
-
-
-_PIPELINE = None
-
-
-def _docling(data: bytes, fmt: str, name: str):
-    """docling's declarative backend for fmt through SimplePipeline (no torch, no models)."""
-    global _PIPELINE
-    from io import BytesIO
-
-    from docling.datamodel.base_models import InputFormat
-    from docling.datamodel.document import InputDocument
-    from docling.datamodel.pipeline_options import ConvertPipelineOptions
-    from docling.pipeline.simple_pipeline import SimplePipeline
-
-    if fmt == "docx":
-        from docling.backend.msword_backend import MsWordDocumentBackend as backend
-        kind = InputFormat.DOCX
-    elif fmt == "pptx":
-        from docling.backend.mspowerpoint_backend import MsPowerpointDocumentBackend as backend
-        kind = InputFormat.PPTX
-    else:
-        from docling.backend.html_backend import HTMLDocumentBackend as backend
-        kind = InputFormat.HTML
-    if _PIPELINE is None:
-        for noisy in ("docling", "bs4"):  # per-file problems are reported in `error`, not logged
-            logging.getLogger(noisy).setLevel(logging.ERROR)
-        _PIPELINE = SimplePipeline(ConvertPipelineOptions())
-    doc_in = InputDocument(path_or_stream=BytesIO(data), format=kind, backend=backend, filename=name)
-    if not doc_in.valid:
-        raise LoadError(f"docling cannot open this {fmt.upper()} file (damaged or not a {fmt.upper()})")
-    return _PIPELINE.execute(doc_in, raises_on_error=True).document
-
-
-def _html_has_body_text(data: bytes) -> bool:
-    import lxml.html
-
-    try:
-        root = lxml.html.document_fromstring(data)
-    except Exception:  # lxml raises ParserError on a document with no elements at all
-        return False
-    for head in root.findall("head"):
-        root.remove(head)
-    return bool(root.text_content().strip())
-
-
-def parse_file(path: str, fmt: str, opts: dict) -> dict:
-    """Parse one file; never raises. Returns the parse-derived fields of a LoadedDocument."""
-    out = {"status": "ok", "error": None, "text": "", "page_texts": None, "page_labels": None,
-           "title": None, "metadata": {}}
-    try:
-        p = Path(path)
-        max_bytes = int(opts["max_file_mb"] * 1_000_000)
-        with p.open("rb") as f:
-            head = f.read(1024)
-        compressed = head[:2] == b"\x1f\x8b"
-        if compressed:
-            data = _gunzip(p, max_bytes)
-            out["metadata"]["compression"] = "gzip"
-            head = data[:1024]
-        else:
-            data = None  # read lazily: pdfium reads a PDF from its path without loading it whole
-        if not head:
-            raise _Skip("empty file")
-        if fmt == "pdf":
-            if b"%PDF" not in head:
-                raise LoadError("not a PDF (no %PDF header)")
-            res = parse_pdf(data if compressed else p, opts["pdf_backend"], p.name, ocr=opts["ocr"])
-            out.update(page_texts=res["pages"], page_labels=res["page_labels"], title=res["title"])
-            out["metadata"].update(res["metadata"])
-        else:
-            data = data if compressed else p.read_bytes()
-            if fmt in ("txt", "md"):
-                text, meta = _read_text(data, opts["max_line_chars"])
-                out["text"] = text
-                out["metadata"].update(meta)
-            else:
-                if fmt == "html" and b"\x00" in data[:65536]:
-                    raise LoadError("binary content (NUL bytes), not HTML")
-                if fmt == "html" and not _html_has_body_text(data):
-                    raise LoadError("HTML without body text")
-                doc = _docling(data, fmt, p.name)
-                if fmt == "pptx":  # docling numbers slides from 1 as pages; keep the numbers as they are
-                    out["page_texts"] = [doc.export_to_text(page_no=k).strip()
-                                         for k in range(1, max(doc.pages, default=0) + 1)]
-                else:
-                    out["text"] = doc.export_to_text().strip()
-        if out["page_texts"] is not None:
-            out["text"] = "\n\n".join(out["page_texts"])
-        if not out["text"].strip():
-            raise LoadError("no text found in the file")
-    except _Skip as e:
-        out.update(status="skipped", error=_one_line(e), text="", page_texts=None, page_labels=None)
-    except LoadError as e:
-        out.update(status="failed", error=_one_line(e), text="", page_texts=None, page_labels=None)
-    except Exception as e:  # any parser bug or damaged input: this file fails, the run goes on
-        out.update(status="failed", error=_one_line(f"{type(e).__name__}: {e}"), text="",
-                   page_texts=None, page_labels=None)
-    return out
-
-
 def _parse_task(task: tuple) -> dict:
+    """One parse in a worker process (module level: the pool pickles it by name)."""
     return parse_file(*task)
 
 
@@ -282,16 +129,9 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def _result_opts(fmt: str, opts: dict) -> dict:
-    """The settings a parse result of this format depends on (part of its cache key)."""
-    if fmt == "pdf":
-        return {"pdf_backend": opts["pdf_backend"], "ocr": opts["ocr"]}
-    if fmt in ("txt", "md"):
-        return {"max_line_chars": opts["max_line_chars"]}
-    return {}
 
-
-def _options(load: LoadSettings) -> dict:
+def parse_options(load: LoadSettings) -> dict:
+    """[load] as the options dict a parser process gets (checked: an unknown PDF backend is a config error)."""
     backend = load.pdf_backend
     from provrag.index.pdf import BACKENDS
 
@@ -359,7 +199,7 @@ def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=No
     root = Path(root)
     if not root.is_dir():
         raise NotADirectoryError(f"not a folder: {root}")
-    opts = _options(cfg.load)
+    opts = parse_options(cfg.load)
     if not cfg.load.parse_cache:
         cache = None
     parse_opts = {k: opts[k] for k in ("pdf_backend", "ocr", "max_file_mb", "max_line_chars")}
@@ -368,18 +208,13 @@ def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=No
     meta: dict[int, tuple] = {}  # slot -> (rel, sha, mtime, fmt, cache key)
     todo: list[tuple[int, tuple, float]] = []
 
-    from contextlib import nullcontext
-
-    stage = progress.stage("load", total=len(files)) if progress is not None else nullcontext(None)
-    with stage as bar:
-        advance = bar.advance if bar is not None else (lambda n=1: None)
-
+    with stage(progress, "load", len(files)) as bar:
         def done(slot: int, parsed: dict) -> None:
             rel, sha, mtime, fmt, key = meta[slot]
             if cache is not None and key and parsed["status"] == "ok":
                 cache.put(key, parsed)  # failures are not cached: a fixed environment may parse them
             results[slot] = _assemble(rel, sha, mtime, fmt, parsed)
-            advance(1)
+            bar.advance(1)
 
         for slot, p in enumerate(files):
             rel = p.relative_to(root).as_posix()
@@ -391,7 +226,7 @@ def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=No
                 sha = _sha256(p)
             except OSError as e:
                 meta[slot] = (rel, sha, mtime, fmt, None)
-                done(slot, {"status": "failed", "error": _one_line(f"cannot read the file: {e.strerror or e}")})
+                done(slot, {"status": "failed", "error": one_line(f"cannot read the file: {e.strerror or e}")})
                 continue
             if fmt is None:
                 ext = os.path.splitext(p.name)[1] or "(none)"
@@ -403,7 +238,7 @@ def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=No
             elif st.st_size == 0:
                 parsed = {"status": "skipped", "error": "empty file"}
             else:
-                key = key_of("parse", LOADER_VERSION, sha, fmt, _result_opts(fmt, parse_opts))
+                key = key_of("parse", LOADER_VERSION, sha, fmt, result_options(fmt, parse_opts))
                 parsed = cache.get(key) if cache is not None else None
                 if parsed is None:
                     meta[slot] = (rel, sha, mtime, fmt, key)
@@ -421,3 +256,20 @@ def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=No
             for slot, task, _ in todo:
                 done(slot, parse_file(*task))
     return results  # type: ignore[return-value]
+
+
+def documents_frame(docs: list[LoadedDocument]) -> pl.DataFrame:
+    """The run's documents table: one row per file in load order, the contract's columns (the
+    ids content-derived from path and bytes), plus the page offsets the chunker needs (`PAGES`).
+    `text_unit_ids` stays null until the chunk stage knows the units."""
+    import polars as pl
+
+    rows = [{schema.ID: schema.content_id("document", d.path, d.sha256 or ""), schema.HRID: i,
+             schema.TITLE: d.title, schema.TEXT: d.text or "", "creation_date": d.creation_date,
+             "metadata": {str(k): str(v) for k, v in (d.metadata or {}).items()},
+             "path": d.path, "sha256": d.sha256, "mime_type": d.mime_type, "n_pages": d.n_pages,
+             "page_labels": d.page_labels or None,  # null where the format or file prints none
+             "status": d.status, "error": d.error}
+            for i, d in enumerate(docs)]
+    pages = [[list(p) for p in d.pages] if d.pages is not None else None for d in docs]
+    return frame(schema.DOCUMENTS, rows).with_columns(pl.Series(PAGES, pages, dtype=pl.List(pl.List(pl.Int64))))

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 
 from provrag.config import Config
+from provrag.index.progress import stage
+from provrag.index.tables import frame
 from provrag.store import schema
-from provrag.index.extract import _progress
 
 
 def _context(c: dict, ents: dict, rels: dict, units: dict, budget: int, sizes: dict) -> dict:
@@ -81,21 +82,21 @@ def reports_stage(communities, entities, relationships, text_units, engine, cfg:
 
     budget = max(500, int(cfg.reports.max_input_tokens))
     if communities is None or communities.height == 0:
-        return pl.from_arrow(schema.to_arrow(schema.COMMUNITY_REPORTS, []))
+        return frame(schema.COMMUNITY_REPORTS, [])
     ents = {r["id"]: r for r in entities.iter_rows(named=True)}
     rels = {r["id"]: r for r in relationships.iter_rows(named=True)}
     needed = {u for us in communities["text_unit_ids"].to_list() for u in (us or [])}
     units = {r["id"]: r for r in text_units.select("id", "human_readable_id", "text", "entity_ids")
              .filter(pl.col("id").is_in(list(needed))).iter_rows(named=True)}
     rows, sizes = [], {}
-    with _progress(progress, "reports", communities.height) as task:
+    with stage(progress, "reports", communities.height) as task:
         for c in communities.sort("community").iter_rows(named=True):
             report = _clean(engine.community_report(_context(c, ents, rels, units, budget, sizes)))
             full = render(report)
             rows.append({
-                "id": schema.content_id("community_report", str(c["community"]), full),
-                "human_readable_id": c["community"], "community": c["community"], "level": c["level"],
-                "parent": c["parent"], "children": c["children"] or [], "title": report["title"],
+                schema.ID: schema.content_id("community_report", str(c["community"]), full),
+                schema.HRID: c["community"], schema.COMMUNITY: c["community"], schema.LEVEL: c["level"],
+                schema.PARENT: c["parent"], schema.CHILDREN: c["children"] or [], schema.TITLE: report["title"],
                 "summary": report["summary"], "full_content": full, "rank": report["rating"],
                 "rating_explanation": report["rating_explanation"],
                 "findings": [{"explanation": f["explanation"], "summary": f["summary"]} for f in report["findings"]],
@@ -103,4 +104,4 @@ def reports_stage(communities, entities, relationships, text_units, engine, cfg:
                 "period": c["period"], "size": c["size"],
             })
             task.advance()
-    return pl.from_arrow(schema.to_arrow(schema.COMMUNITY_REPORTS, rows))
+    return frame(schema.COMMUNITY_REPORTS, rows)

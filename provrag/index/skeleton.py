@@ -10,10 +10,17 @@ every unit, below) covers what the skeleton leaves out.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from provrag.config import Config
-from provrag.store.schema import content_id
+from provrag.index.progress import stage
+from provrag.index.tables import frame
+from provrag.store import schema
+
+if TYPE_CHECKING:
+    import polars as pl
 
 _TOKEN_PATTERN = r"(?u)\b[^\W\d_][^\W\d_]+\b"  # words of 2+ letters (keywords are words, not numbers)
 _BLOCK = 2048
@@ -84,13 +91,15 @@ def _lexical_neighbours(m, k: int, salient: int = 10) -> list[tuple[int, int, fl
     return edges
 
 
-def skeleton_stage(units: list[dict], vecs: np.ndarray, cfg: Config, progress=None) -> tuple[list[dict], list[dict]]:
-    """Mark is_skeleton/skeleton_score on units; return them and the keyword table rows."""
+def skeleton_stage(text_units: pl.DataFrame, vecs: np.ndarray, cfg: Config,
+                   progress=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """text_units with is_skeleton/skeleton_score filled, and the keywords frame (every unit)."""
     import networkx as nx
+    import polars as pl
 
     sk = cfg.skeleton
-    n = len(units)
-    texts = [u["text"] for u in units]
+    n = text_units.height
+    ids, texts = text_units[schema.ID].to_list(), text_units[schema.TEXT].to_list()
     m, vocab = _keyword_matrix(texts)
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
@@ -100,11 +109,11 @@ def skeleton_stage(units: list[dict], vecs: np.ndarray, cfg: Config, progress=No
             g.add_edge(a, b, weight=prev + w)
     scores = nx.pagerank(g, alpha=sk.damping, weight="weight") if n else {}
     n_sk = min(n, max(1 if n else 0, round(sk.beta * n)))
-    order = sorted(range(n), key=lambda i: (-scores.get(i, 0.0), units[i]["id"]))
+    order = sorted(range(n), key=lambda i: (-scores.get(i, 0.0), ids[i]))
     chosen = set(order[:n_sk])
-    for i, u in enumerate(units):
-        u["skeleton_score"] = float(scores.get(i, 0.0))
-        u["is_skeleton"] = i in chosen
+    text_units = text_units.with_columns(
+        pl.Series("is_skeleton", [i in chosen for i in range(n)], dtype=pl.Boolean),
+        pl.Series("skeleton_score", [float(scores.get(i, 0.0)) for i in range(n)], dtype=pl.Float64))
 
     keywords: list[dict] = []
     if m is not None:
@@ -112,12 +121,9 @@ def skeleton_stage(units: list[dict], vecs: np.ndarray, cfg: Config, progress=No
         for j, word in enumerate(vocab):
             a, b = mc.indptr[j], mc.indptr[j + 1]
             rows = mc.indices[a:b]
-            keywords.append({"id": content_id("keyword", word), "keyword": word,
-                             "text_unit_ids": sorted(units[r]["id"] for r in rows),
+            keywords.append({schema.ID: schema.content_id("keyword", word), schema.HRID: j, "keyword": word,
+                             schema.TEXT_UNIT_IDS: sorted(ids[r] for r in rows),
                              "frequency": int(mc.data[a:b].sum())})
-        for i, k in enumerate(keywords):
-            k["human_readable_id"] = i
-    if progress:
-        with progress.stage("skeleton", total=1) as t:
-            t.advance()
-    return units, keywords
+    with stage(progress, "skeleton", 1) as task:
+        task.advance()
+    return text_units, frame(schema.KEYWORDS, keywords)

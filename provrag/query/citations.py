@@ -63,7 +63,10 @@ class Problem:
 
 
 @dataclass
-class Citation:
+class CitationBlock:
+    """One `[Data: …]` block as written in the answer, with the sentence it backs (what the
+    parser read; provrag.results.Citation is what a resolution reports per ref)."""
+
     refs: list[Ref]
     span: tuple[int, int]              # the block in the answer, brackets included
     text: str                          # the block as written
@@ -74,7 +77,7 @@ class Citation:
 
 @dataclass
 class ParseResult:
-    blocks: list[Citation] = field(default_factory=list)
+    blocks: list[CitationBlock] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
     def refs(self) -> list[Ref]:
@@ -125,7 +128,7 @@ def _scan(text: str, res: ParseResult) -> None:
             if closed:
                 res.problems.append(Problem(text[start:end][:200], (start, end), "no readable citation in block"))
             continue
-        res.blocks.append(Citation(refs=refs, span=(start, end), text=text[start:end]))
+        res.blocks.append(CitationBlock(refs=refs, span=(start, end), text=text[start:end]))
 
 
 def _close(text: str, i: int, limit: int) -> int | None:
@@ -222,7 +225,7 @@ _MD_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\d+[.)]\s+|>\s*)+")
 _PARA_BREAK = re.compile(r"\n(?=\s*\n|\s*(?:#{1,6}\s|[-*+•]\s|\d+[.)]\s|>|\||[A-Z\"'*_\[]))")
 
 
-def _attach_sentences(text: str, blocks: list[Citation]) -> None:
+def _attach_sentences(text: str, blocks: list[CitationBlock]) -> None:
     """Give each block the sentence it closes, numbering distinct sentences from 1."""
     if not blocks:
         return
@@ -255,7 +258,7 @@ def _attach_sentences(text: str, blocks: list[Citation]) -> None:
         b.sentence_index = numbering.setdefault(key, len(numbering) + 1)
 
 
-def _mask(text: str, blocks: list[Citation]) -> str:
+def _mask(text: str, blocks: list[CitationBlock]) -> str:
     chars = list(text)
     for b in blocks:
         for i in range(*b.span):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from provrag.config import Config
 from provrag.store import terms as lexical
+from provrag.store.units import fetch_units
 
 
 @dataclass
@@ -88,23 +89,6 @@ def _finite(x) -> float:
         return 0.0
     x = float(x)
     return x if math.isfinite(x) else 0.0
-
-
-def unit_rows(con, ids: list[str]) -> dict[str, dict]:
-    """Text unit + its document's title/path for the given ids (one query)."""
-    if not ids:
-        return {}
-    sql = """
-        SELECT t.id, t.human_readable_id, t.text, t.document_id, t.page_start, t.page_end,
-               d.title, d.path
-        FROM text_units t LEFT JOIN documents d ON d.id = t.document_id
-        WHERE t.id IN (SELECT unnest(?::VARCHAR[]))
-    """
-    out = {}
-    for r in con.execute(sql, [list(ids)]).fetchall():
-        out[r[0]] = {"text_unit_id": r[0], "human_readable_id": r[1], "text": r[2] or "", "document_id": r[3],
-                     "page_start": r[4], "page_end": r[5], "document": r[6], "path": r[7]}
-    return out
 
 
 def _adjacent(con, ids: list[str], which: str) -> list[tuple]:
@@ -236,16 +220,17 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
 
     ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
     t0 = time.perf_counter()
-    rows = unit_rows(con, [i for i, _ in ranked])
+    rows = fetch_units(reader, [i for i, _ in ranked])
     timings["fetch"] = _ms(t0)
     cands = []
     for rank, (uid, s) in enumerate(ranked):
-        r = rows.get(uid)
-        if r is None:  # a term/embedding row whose unit is gone: skip rather than cite nothing
+        u = rows.get(uid)
+        if u is None:  # a term/embedding row whose unit is gone: skip rather than cite nothing
             continue
-        r.update(score=round(s, 6), bm25=round(lex.get(uid, 0.0), 6), cosine=round(den.get(uid, 0.0), 6),
-                 rank=rank)
-        cands.append(r)
+        cands.append({"text_unit_id": u.id, "human_readable_id": u.human_readable_id, "text": u.text,
+                      "document_id": u.document_id, "page_start": u.page_start, "page_end": u.page_end,
+                      "document": u.document, "path": u.path, "score": round(s, 6),
+                      "bm25": round(lex.get(uid, 0.0), 6), "cosine": round(den.get(uid, 0.0), 6), "rank": rank})
     channels["pool"] = {"bm25": len(lex), "dense": len(den), "union": len(union)}
     idf = lexical.idf_of(con, stats, qterms)
     return Retrieval(cands, channels, timings, qterms, idf)

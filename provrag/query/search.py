@@ -14,25 +14,41 @@ rows a question needs ever reach Python.
 
 `choose_method` ("auto"): global for broad questions about the whole collection when the
 index has reports; local when the question names entities of the graph; basic otherwise.
-The reason is returned and stored in the trace.
+The reason is returned and stored in the trace. Each method returns a `SearchResult`.
 """
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 
 from provrag.config import Config
 from provrag.engines.base import QueryTerms
-from provrag.text.words import STOP_WORDS, WORD, term_stem
-from provrag.engines.offline.answer import is_broad
 from provrag.query.retrieve import antecedents, continuations, retrieve_units
+from provrag.text.questions import is_broad
+from provrag.text.words import STOP_WORDS, WORD, term_stem
 
 METHODS = ("global", "local", "basic")
 
 _CHARS_PER_TOKEN = 4  # batching estimate (no tokenizer load per report: ~4 chars per cl100k token in English)
 
 
-def _has_rows(con, table: str) -> bool:
+@dataclass
+class SearchResult:
+    """One method's outcome, after GraphRAG's SearchResult (response, context_data, …): the answer
+    citing `[Data: …]`, the context the engine answered from (text-unit records, or community
+    reports for global), each context unit's rank for ordering the answer's sources (global
+    reaches units only through reports: none), and what the engine reported doing."""
+
+    answer: str
+    method: str
+    context: list[dict] = field(default_factory=list)
+    unit_rank: dict[str, int] = field(default_factory=dict)
+    engine_details: dict = field(default_factory=dict)
+
+
+def has_rows(con, table: str) -> bool:
+    """Whether the index has `table` with at least one row (a missing table has none)."""
     try:
         return bool(con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT 1)").fetchall()[0][0])
     except Exception:
@@ -41,7 +57,7 @@ def _has_rows(con, table: str) -> bool:
 
 def match_entities(con, question: str, limit: int = 10) -> list[dict]:
     """Entities whose title appears in the question as whole words (case-insensitive)."""
-    if not _has_rows(con, "entities"):
+    if not has_rows(con, "entities"):
         return []
     rows = con.execute(
         """
@@ -71,7 +87,7 @@ def match_entities(con, question: str, limit: int = 10) -> list[dict]:
 def choose_method(reader, question: str, cfg: Config, entities: list[dict] | None = None) -> tuple[str, str]:
     """("global" | "local" | "basic", why) for the default method "auto"."""
     con = reader.con
-    has_reports = _has_rows(con, "community_reports")
+    has_reports = has_rows(con, "community_reports")
     if is_broad(question):
         if has_reports:
             return "global", "broad question about the collection (themes/summary/overview): map-reduce over community reports"
@@ -154,7 +170,7 @@ def fetch_reports(con, communities: list[int]) -> dict[int, dict]:
                         "rank": r[4], "level": r[5]} for r in rows}
 
 
-def global_search(reader, question: str, cfg: Config, engine, trace) -> dict:
+def global_search(reader, question: str, cfg: Config, engine, trace) -> SearchResult:
     scfg = cfg.search
     level = int(scfg.global_level)
     max_reports = int(scfg.global_max_reports)
@@ -195,7 +211,7 @@ def global_search(reader, question: str, cfg: Config, engine, trace) -> dict:
         answer = engine.reduce_answer(question, points)
         d["points"] = [{"description": p.get("description"), "score": p.get("score")} for p in points[:40]]
         d["answer"] = answer
-    return {"answer": answer, "unit_rank": {}}
+    return SearchResult(answer, "global", context=reports, engine_details={"points": points})
 
 
 # ---- local ------------------------------------------------------------------------------------
@@ -215,23 +231,17 @@ def _citation(entity_ids: list[int], rel_ids: list[int], sources: list[int]) -> 
     return f"[Data: {'; '.join(parts)}]"
 
 
-def _add_continuation(rec: dict, nxt: dict | None, cite) -> None:
-    """A sentence cut by the unit's end (a page break) is completed from the next unit, and
-    then cites both units."""
-    if nxt:
-        rec["continuation"] = nxt["text"]
-        rec["continuation_citation"] = cite(int(nxt["human_readable_id"]))
+def _add_neighbours(rec: dict, nxt: dict | None, prv: dict | None, cite_next, cite_previous) -> None:
+    """A sentence cut by the unit's end (a page break) is completed from the next unit, one cut
+    by its start (units are cut by tokens) from the previous unit; it then cites both units
+    (the previous one first, where it begins)."""
+    for key, nb, cite in (("continuation", nxt, cite_next), ("previous", prv, cite_previous)):
+        if nb:
+            rec[key] = nb["text"]
+            rec[f"{key}_citation"] = cite(int(nb["human_readable_id"]))
 
 
-def _add_previous(rec: dict, prv: dict | None, cite) -> None:
-    """A sentence cut by the unit's start (units are cut by tokens) is completed from the
-    previous unit, and then cites both units (the previous one first, where it begins)."""
-    if prv:
-        rec["previous"] = prv["text"]
-        rec["previous_citation"] = cite(int(prv["human_readable_id"]))
-
-
-def local_search(reader, question: str, cfg: Config, engine, trace, entities: list[dict] | None = None) -> dict:
+def local_search(reader, question: str, cfg: Config, engine, trace, entities: list[dict] | None = None) -> SearchResult:
     scfg = cfg.search
     k = int(scfg.top_k_units)
     n_ctx, pool = int(scfg.context_units), int(scfg.candidate_pool)
@@ -247,7 +257,7 @@ def local_search(reader, question: str, cfg: Config, engine, trace, entities: li
         ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), boost=boost, pool=pool)
         titles = [e["title"] for e in ents]
         rels = []
-        if titles and _has_rows(con, "relationships"):
+        if titles and has_rows(con, "relationships"):
             rels = con.execute("""
                 SELECT human_readable_id, source, target, description, weight, text_unit_ids FROM relationships
                 WHERE source IN (SELECT unnest(?::VARCHAR[])) OR target IN (SELECT unnest(?::VARCHAR[]))
@@ -255,7 +265,7 @@ def local_search(reader, question: str, cfg: Config, engine, trace, entities: li
                          weight DESC NULLS LAST, human_readable_id LIMIT 10
             """, [titles, titles, titles, titles]).fetchall()
         reports = []
-        if ents and _has_rows(con, "communities"):
+        if ents and has_rows(con, "communities"):
             reports = con.execute("""
                 SELECT r.community, r.title, r.summary, r.rank FROM community_reports r
                 JOIN communities c ON c.community = r.community
@@ -283,10 +293,9 @@ def local_search(reader, question: str, cfg: Config, engine, trace, entities: li
             rec = {"kind": "source", "text": c["text"], "score": c["score"],
                    "citation": _citation(ents_c, rels_c, [int(c["human_readable_id"])]),
                    "text_unit_id": c["text_unit_id"]}
-            _add_continuation(rec, nxt.get(c["text_unit_id"]),
-                              lambda h: _citation(ents_c, rels_c, [int(c["human_readable_id"]), h]))
-            _add_previous(rec, prv.get(c["text_unit_id"]),
-                          lambda h: _citation(ents_c, rels_c, [h, int(c["human_readable_id"])]))
+            _add_neighbours(rec, nxt.get(c["text_unit_id"]), prv.get(c["text_unit_id"]),
+                            lambda h: _citation(ents_c, rels_c, [int(c["human_readable_id"]), h]),
+                            lambda h: _citation(ents_c, rels_c, [h, int(c["human_readable_id"])]))
             context.append(rec)
         extra = []  # graph context for a model engine (the offline one quotes source text only)
         for e in ents:
@@ -304,12 +313,12 @@ def local_search(reader, question: str, cfg: Config, engine, trace, entities: li
     with trace.stage("synthesis") as d:
         ans = _answer(engine, question, context, extra, cfg, ret, d)
         d["answer"] = ans.text
-    return {"answer": ans.text, "unit_rank": _unit_rank(units, context, ans.records_used)}
+    return SearchResult(ans.text, "local", context, _unit_rank(units, context, ans.records_used), ans.details)
 
 
 # ---- basic ------------------------------------------------------------------------------------
 
-def basic_search(reader, question: str, cfg: Config, engine, trace) -> dict:
+def basic_search(reader, question: str, cfg: Config, engine, trace) -> SearchResult:
     k = int(cfg.search.top_k_units)
     n_ctx, pool = int(cfg.search.context_units), int(cfg.search.candidate_pool)
     with trace.stage("exploration") as d:
@@ -325,14 +334,14 @@ def basic_search(reader, question: str, cfg: Config, engine, trace) -> dict:
             h0 = int(c["human_readable_id"])
             rec = {"kind": "source", "text": c["text"], "score": c["score"],
                    "citation": f"[Data: Sources ({h0})]", "text_unit_id": c["text_unit_id"]}
-            _add_continuation(rec, nxt.get(c["text_unit_id"]), lambda h, h0=h0: f"[Data: Sources ({h0}, {h})]")
-            _add_previous(rec, prv.get(c["text_unit_id"]), lambda h, h0=h0: f"[Data: Sources ({h}, {h0})]")
+            _add_neighbours(rec, nxt.get(c["text_unit_id"]), prv.get(c["text_unit_id"]),
+                            lambda h, h0=h0: f"[Data: Sources ({h0}, {h})]", lambda h, h0=h0: f"[Data: Sources ({h}, {h0})]")
             context.append(rec)
         d["selected"] = _selected_view(units)
     with trace.stage("synthesis") as d:
         ans = _answer(engine, question, context, [], cfg, ret, d)
         d["answer"] = ans.text
-    return {"answer": ans.text, "unit_rank": _unit_rank(units, context, ans.records_used)}
+    return SearchResult(ans.text, "basic", context, _unit_rank(units, context, ans.records_used), ans.details)
 
 
 def _unit_rank(units: list[dict], context: list[dict], used: list[int]) -> dict[str, int]:
@@ -376,7 +385,8 @@ def _selected_view(units: list[dict]) -> list[dict]:
             for c in units]
 
 
-def run_method(method: str, reader, question: str, cfg: Config, engine, trace, entities=None) -> dict:
+def run_method(method: str, reader, question: str, cfg: Config, engine, trace, entities=None) -> SearchResult:
+    """One search method over the open index, its stages recorded in `trace`."""
     if method == "global":
         return global_search(reader, question, cfg, engine, trace)
     if method == "local":

@@ -3,6 +3,11 @@
 A trace follows TrustGraph's explainability chain — Question → Exploration → Focus →
 Synthesis → Citations — with Agentic-Graph-RAG's PipelineTrace bookkeeping per stage (start,
 duration, what went in and came out). Storing and finding traces is provrag/store/traces.py.
+
+A trace is a record, written as the run goes and never read back by the run that writes it:
+results travel as return values (provrag/query/search.py's SearchResult, provrag/results.py),
+so the trace can change shape without changing an answer. `version` (TRACE_VERSION) says which
+shape a stored trace has; it is set once, when the trace is created.
 """
 from __future__ import annotations
 
@@ -15,16 +20,21 @@ from provrag.store.traces import new_id, now_iso
 PROV_CONTEXT = "https://openprovenance.org/prov-jsonld/context.jsonld"
 PROVRAG_NS = "https://github.com/provrag/provrag/ns#"
 
+TRACE_VERSION = 1   # the shape of a stored trace; raise it when a reader of old traces must tell them apart
+
 STAGES = (("question", "Question"), ("exploration", "Exploration"), ("focus", "Focus"), ("synthesis", "Synthesis"),
           ("citations", "Citations"))
 
 
 class Trace:
-    """Builds one trace: `with t.stage("exploration") as data: data["candidates"] = …`."""
+    """Builds one trace: `with t.stage("exploration") as data: data["candidates"] = …`, and
+    `t["answer"] = …` for its top-level fields. Write-only: nothing reads a value back from it."""
+
+    _FIXED = ("trace_id", "version")   # set at creation, never changed
 
     def __init__(self, kind: str, question: str | None = None, **meta):
-        self.data: dict = {"trace_id": new_id(), "kind": kind, "created": now_iso(), "question": question,
-                           **meta, "stages": []}
+        self.data: dict = {"trace_id": new_id(), "version": TRACE_VERSION, "kind": kind, "created": now_iso(),
+                           "question": question, **meta, "stages": []}
         self._t0 = time.perf_counter()
 
     @property
@@ -32,10 +42,9 @@ class Trace:
         return self.data["trace_id"]
 
     def __setitem__(self, key, value) -> None:
+        if key in self._FIXED:
+            raise KeyError(f"a trace's {key} is set when it is created")
         self.data[key] = value
-
-    def __getitem__(self, key):
-        return self.data[key]
 
     @contextmanager
     def stage(self, name: str, label: str | None = None):

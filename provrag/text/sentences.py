@@ -17,13 +17,13 @@ ABBREV = re.compile(r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|Mt|Ft|Gen|Col|Lt|
                      r"e\.g|i\.e|cf|al|approx|ca|c|Inc|Ltd|Co|Corp|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|"
                      r"U\.S|U\.K|a\.m|p\.m|Fig|Eq|Sec|Ch|pp?)\.)$")
 
-_FURNITURE = re.compile(r"(?im)^[ \t]*(?:page[ \t]+)?\d{1,4}(?:[ \t]+of[ \t]+\d{1,4})?[ \t]*$")
+FURNITURE = re.compile(r"(?im)^[ \t]*(?:page[ \t]+)?\d{1,4}(?:[ \t]+of[ \t]+\d{1,4})?[ \t]*$")
 
 
 def mask_furniture(text: str, fill: str = " ") -> str:
     """`text` with its page-furniture lines ("Page 4", "12", "3 of 20") overwritten by `fill`,
     character for character, so offsets into the result are offsets into `text`."""
-    return _FURNITURE.sub(lambda m: fill * len(m.group(0)), text)
+    return FURNITURE.sub(lambda m: fill * len(m.group(0)), text)
 
 
 def page_break_ends(before: str, ender: re.Pattern | None = None) -> bool:
@@ -31,7 +31,7 @@ def page_break_ends(before: str, ender: re.Pattern | None = None) -> bool:
     in place of the break — after terminal punctuation (`ender`) that closes no abbreviation.
     A page number between two lines is no paragraph's end ("…the Pico | Page 3 | Act of 1859…",
     "…a U.S. | Page 5 | Census report…")."""
-    return bool((ender or _TERMINAL).search(before)) and not ABBREV.search(before[-12:])
+    return bool((ender or TERMINAL).search(before)) and not ABBREV.search(before[-12:])
 
 
 def display_quote(quote: str | None, across_pages: bool = False) -> str:
@@ -41,7 +41,7 @@ def display_quote(quote: str | None, across_pages: bool = False) -> str:
     q = quote or ""
     lines = q.split("\n")
     if across_pages and len(lines) > 2:
-        q = "\n".join([lines[0]] + ["⟨page break⟩" if _FURNITURE.fullmatch(ln) else ln for ln in lines[1:-1]]
+        q = "\n".join([lines[0]] + ["⟨page break⟩" if FURNITURE.fullmatch(ln) else ln for ln in lines[1:-1]]
                       + [lines[-1]])
     return " ".join(q.split())
 
@@ -87,7 +87,7 @@ def trim_spans(text: str, spans) -> list[tuple[int, int]]:
     return out
 
 
-_TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
+TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
 _LINE_END = re.compile(r"[.!?…:;,\-–—(\[\"'“‘]$")
 
 
@@ -135,7 +135,7 @@ def paragraph_spans(text: str) -> list[tuple[int, int]]:
     for ln in text.split("\n"):
         lines.append((pos, pos + len(ln), ln.strip()))
         pos += len(ln) + 1
-    furniture = [bool(_FURNITURE.fullmatch(ln)) for _, _, ln in lines]
+    furniture = [bool(FURNITURE.fullmatch(ln)) for _, _, ln in lines]
     for i in range(len(lines)):  # the blank lines around a page number belong to the page break
         if not lines[i][2] and any(furniture[k] for k in (i - 1, i + 1) if 0 <= k < len(lines)):
             furniture[i] = True
@@ -171,4 +171,4 @@ def is_heading(raw: str) -> bool:
     t = raw.strip()
     if t.startswith("#") or re.search(r"(?:\.\s?){4,}|…{2,}", t):  # markdown heading; contents line with dot leaders
         return True
-    return "\n" not in t and not _TERMINAL.search(t) and len(t.split()) <= 12
+    return "\n" not in t and not TERMINAL.search(t) and len(t.split()) <= 12

@@ -1,17 +1,20 @@
 """Rich rendering of `ask` (answer, sources table, trace id), `trace` (tree of stages) and `log`.
 
 The answer is markdown (a model's answer has headings and lists; the offline one is plain
-sentences), rendered by rich. The sources table is the resolver's (render_resolve.py) so
+sentences), rendered by rich. The sources table is the resolver's (views/resolve.py) so
 `ask` and `resolve` read the same.
 """
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from provrag.results import AskResult
 
 
-def ask_view(result: dict, has_pages: bool = True, full_sources: list[dict] | None = None):
-    """full_sources: the resolver's source dicts (they also carry the unit number shown for
-    page-less GraphRAG indexes); default the contract-shaped ones of `result`."""
+def ask_view(result: AskResult):
+    """The answer (markdown), its sources best first, what did not resolve, and the trace id."""
     from rich.console import Group
     from rich.markdown import Markdown
     from rich.panel import Panel
@@ -19,19 +22,19 @@ def ask_view(result: dict, has_pages: bool = True, full_sources: list[dict] | No
 
     from provrag.views.resolve import sources_table
 
-    parts = [Panel(Markdown(result.get("answer") or ""), title=f"answer · {result.get('method')} search",
-                   title_align="left")]
-    srcs = full_sources or result.get("sources") or []
-    if srcs:
-        parts.append(sources_table(srcs, title="sources (best first)", has_pages=has_pages))
+    parts = [Panel(Markdown(result.answer or ""), title=f"answer · {result.method} search", title_align="left")]
+    if result.sources:
+        # the JSON form carries the unit number shown for page-less GraphRAG indexes
+        parts.append(sources_table([s.to_json() for s in result.sources], title="sources (best first)",
+                                   has_pages=result.has_pages))
     else:
         parts.append(Text("no sources: the answer cites nothing that resolves", style="yellow"))
-    for u in result.get("unresolved") or []:
-        parts.append(Text(f"unresolved citation: {u.get('kind')} ({u.get('id')})", style="red"))
-    tail = Text(f"trace {result.get('trace_id')}", style="dim")
-    tail.append(f"  ·  provrag trace {result.get('trace_id')}", style="dim")
-    if result.get("_trace_error"):
-        tail.append(f"  ·  {result['_trace_error']}", style="yellow")
+    for u in result.unresolved:
+        parts.append(Text(f"unresolved citation: {u.kind} ({u.id})", style="red"))
+    tail = Text(f"trace {result.trace_id}", style="dim")
+    tail.append(f"  ·  provrag trace {result.trace_id}", style="dim")
+    if result.trace_error:
+        tail.append(f"  ·  {result.trace_error}", style="yellow")
     parts.append(tail)
     return Group(*parts)
 

@@ -1,4 +1,7 @@
-"""Progress bars per stage on stderr (rich), and a silent stand-in for library callers."""
+"""Progress bars per stage on stderr (rich): the display `provrag index` passes to its stages.
+
+Library callers pass no display at all; provrag/index/progress.py makes that silent.
+"""
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -47,6 +50,3 @@ class StageProgress:
                 task = self._p.tasks[task_id]
                 self._p.update(task_id, total=task.total or task.completed or 1,
                                completed=task.total or task.completed or 1)
-
-
-NULL_PROGRESS = StageProgress(None, enabled=False)

@@ -8,6 +8,11 @@ inventing one.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from provrag.results import ResolveResult
+
 
 def page_text(src: dict) -> str:
     """'p. 12', 'pp. 12–13', "p. 14 (label 'xii')", or '—' when the index has no pages."""
@@ -88,13 +93,12 @@ def _table(sources: list[dict], title: str | None = None, has_pages: bool = True
     return t
 
 
-def numbered_answer(result: dict):
+def numbered_answer(answer: str):
     """The answer with a bold [n] after each citation block (n = cited sentence number)."""
     from rich.text import Text
 
     from provrag.query.citations import parse_citations
 
-    answer = result.get("answer") or ""
     txt = Text()
     pos = 0
     for b in parse_citations(answer).blocks:
@@ -106,51 +110,49 @@ def numbered_answer(result: dict):
     return txt
 
 
-def resolve_view(result: dict):
+def resolve_view(result: ResolveResult):
     from rich.console import Group
     from rich.panel import Panel
     from rich.rule import Rule
     from rich.text import Text
 
-    idx = result.get("index") or {}
+    idx = result.index or {}
     has_pages = bool(idx.get("has_pages"))
-    parts = [Panel(numbered_answer(result), title="answer", title_align="left")]
-    if not idx.get("has_pages"):
+    parts = [Panel(numbered_answer(result.answer or ""), title="answer", title_align="left")]
+    if not has_pages:
         parts.append(Text(f"{idx.get('kind', 'this')} index: GraphRAG keeps no pages — sources show the "
                           f"document and text unit.", style="yellow"))
     by_sentence: dict[int, dict] = {}
-    for c in result.get("citations", []):
-        g = by_sentence.setdefault(c["sentence_index"], {"sentence": c["sentence"], "refs": []})
+    for c in result.citations:
+        g = by_sentence.setdefault(c.sentence_index, {"sentence": c.sentence, "refs": []})
         g["refs"].append(c)
     for i, g in by_sentence.items():
-        refs = "; ".join(f"{c['kind']} ({', '.join(map(str, c['ids']))}{', +more' if c['more'] else ''})"
-                         for c in g["refs"])
+        refs = "; ".join(f"{c.kind} ({', '.join(map(str, c.ids))}{', +more' if c.more else ''})" for c in g["refs"])
         parts.append(Rule(style="dim"))
         head = Text()
         head.append(f"[{i}] ", style="bold magenta")
         head.append(g["sentence"] or "(no sentence before the citation)")
         head.append(f"  cites {refs}", style="cyan")
         parts.append(head)
-        srcs = [s for s in result.get("sources", []) if s.get("sentence_index") == i]
+        srcs = [s.to_json() for s in result.sources if s.sentence_index == i]
         if srcs:
             parts.append(sources_table(srcs, has_pages=has_pages))
-        unres = [u for u in result.get("unresolved", []) if u.get("sentence_index") == i]
-        dead = [d for d in result.get("dead_ends", []) if d.get("sentence_index") == i]
+        unres = [u for u in result.unresolved if u.sentence_index == i]
+        dead = [d for d in result.dead_ends if d.get("sentence_index") == i]
         for u in unres:
-            parts.append(Text(f"  unresolved: {u['kind']} {u['id']} — {u.get('reason', 'not in this index')}",
-                              style="bold red"))
+            parts.append(Text(f"  unresolved: {u.kind} {u.id} — {u.reason or 'not in this index'}", style="bold red"))
         for d in dead:
             parts.append(Text(f"  {d['kind']} {d['id']} exists but leads to no text unit", style="yellow"))
         if not srcs and not unres and not dead:
             parts.append(Text("  no source found", style="yellow"))
-    if not result.get("citations"):
+    if not result.citations:
         parts.append(Text("no [Data: …] citation found in the answer", style="yellow"))
-    for p in result.get("problems", []):
+    for p in result.problems:
         parts.append(Text(f"unreadable citation text: {p['fragment']!r} ({p['reason']})", style="red"))
-    n_unres = len({(u["kind"], u["id"]) for u in result.get("unresolved", [])})
-    n_ids = len({(c["kind"], i) for c in result.get("citations", []) for i in c["ids"]})
+    n_unres = len({(u.kind, u.id) for u in result.unresolved})
+    n_ids = len({(c.kind, i) for c in result.citations for i in c.ids})
     parts.append(Rule(style="dim"))
     parts.append(Text(f"{len(by_sentence)} cited sentences, {n_ids} distinct ids cited, "
-                      f"{n_ids - n_unres} resolved, {n_unres} unresolved, {len(result.get('sources', []))} sources listed",
+                      f"{n_ids - n_unres} resolved, {n_unres} unresolved, {len(result.sources)} sources listed",
                       style="bold"))
     return Group(*parts)

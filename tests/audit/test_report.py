@@ -1,13 +1,12 @@
-"""`provrag report`: PDF pages with the quote's character boxes highlighted (pagerender), and the
-HTML audit report built from a real ask + verify over ../shared/corpora/small (report_html,
-pipelines/report.py, the CLI command)."""
+"""`provrag report`: PDF pages with the quote's character boxes highlighted (audit/pages.py), and
+the HTML audit report built from a real ask + verify over ../shared/corpora/small (audit/report.py
+and its parts, pipelines/report.py, the CLI command)."""
 from __future__ import annotations
 
 import base64
 import io
 import json
 import re
-import shutil
 from html.parser import HTMLParser
 
 import pytest
@@ -15,59 +14,10 @@ from PIL import Image
 
 from provrag.audit.pages import PIECE, RenderError, normalise, render_page
 from provrag.audit.report import build_report
+from tests.audit.runs import QUESTION, rows
 from tests.conftest import SMALL
 
 pytestmark = pytest.mark.usefixtures("shared")
-
-QUESTION = "How do I install add-on packages in R?"
-INJECT = ("# Archive notes\n\nThe quarterly budget review found that <script>alert(1)</script> the committee "
-          "approved the new archive building in March.\n\nThe archive stores \"><img src=x onerror=alert(1)> "
-          "fragile manuscripts at a constant temperature of 18 degrees.\n")
-
-
-# ---- fixtures: real indexes, a real answer, its verification ------------------------------------
-
-def _index(docs, out):
-    from provrag.pipelines.index import run_index
-    from provrag.config import load_config
-
-    run_index(docs, out, load_config())
-    return out
-
-
-def _ask_and_verify(idx, question, method=None):
-    """A real `ask` over the index, then a real `verify --trace` of its answer (both stored)."""
-    from provrag.pipelines.ask import run_ask
-    from provrag.pipelines.verify import run_verify
-    from provrag.config import load_config
-
-    cfg = load_config()
-    asked = run_ask(question, idx, cfg, method=method)
-    trace = asked.pop("_trace")
-    verified = run_verify(idx, cfg, trace_id=trace["trace_id"])
-    vtrace = verified.pop("_trace")
-    return asked, [trace, vtrace], verified
-
-
-@pytest.fixture(scope="module")
-def small(tmp_path_factory):
-    idx = _index(SMALL, tmp_path_factory.mktemp("report") / "idx")
-    asked, trace, verified = _ask_and_verify(idx, QUESTION)
-    return idx, asked, trace, verified
-
-
-@pytest.fixture(scope="module")
-def injected(tmp_path_factory):
-    """A docs folder with a markup-injecting Markdown file beside a real PDF, indexed."""
-    root = tmp_path_factory.mktemp("inject")
-    docs = root / "docs"
-    docs.mkdir()
-    (docs / "evil.md").write_text(INJECT, encoding="utf-8")
-    shutil.copy(SMALL / "asymptote-CAD.pdf", docs / "asymptote-CAD.pdf")
-    idx = _index(docs, root / "idx")
-    asked, trace, verified = _ask_and_verify(idx, "Where are the fragile manuscripts stored and what did the committee approve?",
-                                             method="basic")
-    return docs, idx, asked, trace, verified
 
 
 # ---- HTML inspection --------------------------------------------------------------------------------
@@ -106,7 +56,7 @@ def _parse(html):
 
 def _pdf_sources(claims):
     """(file, page, quote) of the PDF evidence listed unfolded (the first EVIDENCE_SHOWN of a claim)."""
-    from provrag.audit.report import EVIDENCE_SHOWN
+    from provrag.audit.cards import EVIDENCE_SHOWN
 
     keys = set()
     for c in claims:
@@ -121,16 +71,10 @@ def _pdf_sources(claims):
 
 
 def _sql(query):
-    import duckdb
-
-    con = duckdb.connect()
-    try:
-        return con.execute(query).fetchone()
-    finally:
-        con.close()
+    return rows(query)[0]
 
 
-# ---- pagerender -------------------------------------------------------------------------------------
+# ---- page images (audit/pages.py) -----------------------------------------------------------------
 
 def _unit_on_one_page(idx, path="R-FAQ.pdf", multi=False):
     op = "<>" if multi else "="

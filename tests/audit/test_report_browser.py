@@ -164,16 +164,16 @@ def report_file(tmp_path_factory):
     report written by the CLI's pipeline."""
     from provrag.pipelines.report import run_report
     from provrag.config import load_config
-    from tests.audit.test_report import INJECT, _ask_and_verify, _index
+    from tests.audit.runs import INJECT, ask_and_verify, index_folder
 
     root = tmp_path_factory.mktemp("browser")
     docs = root / "docs"
     docs.mkdir()
     shutil.copy(SMALL / "asymptote-CAD.pdf", docs)
     (docs / "evil.md").write_text(INJECT, encoding="utf-8")
-    idx = _index(docs, root / "idx")
-    asked, traces, verified = _ask_and_verify(idx, "How do I draw a CAD drawing with sCAD and which pen sizes exist?",
-                                              method="basic")
+    idx = index_folder(docs, root / "idx")
+    asked, traces, verified = ask_and_verify(idx, "How do I draw a CAD drawing with sCAD and which pen sizes exist?",
+                                             method="basic")
     vj = root / "verify.json"
     vj.write_text(json.dumps(verified))   # as `provrag verify --json` prints it
     out = root / "report.html"

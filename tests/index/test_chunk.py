@@ -4,9 +4,13 @@ import re
 import pypdfium2 as pdfium
 import pytest
 
-from provrag.index.chunk import chunk_text
+from provrag.config import load_config
+from provrag.index.chunk import chunk_stage, chunk_text, link_units
+from provrag.index.load import documents_frame, load_folder
+from provrag.index.tables import frame
+from provrag.store import schema
 from provrag.text.tokens import count_tokens
-from tests.conftest import SMALL
+from tests.conftest import BAD, SMALL
 
 
 def _pdf_pages(path):
@@ -66,3 +70,22 @@ def test_one_huge_line_is_chunked():
 def test_empty_text_has_no_units():
     assert chunk_text("", None, 300, 40) == []
     assert chunk_text("   \n\n  ", None, 300, 40) == []
+
+
+def test_chunk_stage_numbers_units_and_documents_learn_theirs(tmp_path):
+    import shutil
+
+    shutil.copyfile(SMALL / "sotu-1863-lincoln.txt", tmp_path / "a.txt")
+    shutil.copyfile(BAD / "invalid-utf8.txt", tmp_path / "b.txt")  # failed: no units
+    cfg = load_config(overrides={"load": {"workers": 1}})
+    docs = documents_frame(load_folder(tmp_path, cfg))
+    units = chunk_stage(docs, cfg)
+    assert units.schema == frame(schema.TEXT_UNITS, []).schema
+    assert units["human_readable_id"].to_list() == list(range(units.height))
+    assert set(units["document_id"]) == {docs["id"][0]} and units["id"].n_unique() == units.height
+    want = chunk_text(docs["text"][0], None, cfg.chunk.size_tokens, cfg.chunk.overlap_tokens)
+    assert units["text"].to_list() == [u["text"] for u in want]
+    assert units["is_skeleton"].null_count() == units["entity_ids"].null_count() == units.height  # later stages
+    linked = link_units(docs, units)
+    assert linked["text_unit_ids"].to_list() == [units["id"].to_list(), []]
+    assert linked.drop("text_unit_ids").equals(docs.drop("text_unit_ids"))

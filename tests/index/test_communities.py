@@ -2,25 +2,18 @@
 from __future__ import annotations
 
 import datetime as dt
-from functools import lru_cache
 
 import polars as pl
 
-from provrag.store import schema
-from provrag.index.communities import communities_stage
 from provrag.config import load_config
-from tests.index.test_extract import dulce_graph, same_schema
+from provrag.index.communities import communities_stage
+from provrag.index.tables import frame
+from provrag.store import schema
 
 
-@lru_cache(maxsize=None)
-def dulce_communities() -> pl.DataFrame:
-    ents, rels, _ = dulce_graph()
-    return communities_stage(ents, rels, load_config())
-
-
-def test_hierarchy_is_consistent():
-    com = dulce_communities()
-    assert com.height > 3 and same_schema(com, schema.COMMUNITIES)
+def test_hierarchy_is_consistent(dulce_communities):
+    com = dulce_communities
+    assert com.height > 3 and com.schema == frame(schema.COMMUNITIES, []).schema
     rows = {r["community"]: r for r in com.iter_rows(named=True)}
     assert len(rows) == com.height                          # numbers unique across levels
     assert sorted(rows) == list(range(com.height))
@@ -41,9 +34,9 @@ def test_hierarchy_is_consistent():
     assert len(roots) == len(set(roots))
 
 
-def test_members_relationships_and_units():
-    ents, rels, _ = dulce_graph()
-    com = dulce_communities()
+def test_members_relationships_and_units(dulce_graph, dulce_communities):
+    ents, rels, _ = dulce_graph
+    com = dulce_communities
     units_of = dict(zip(ents["id"], ents["text_unit_ids"]))
     id_of = dict(zip(ents["title"], ents["id"]))
     ends = {rid: (id_of[s], id_of[t]) for rid, s, t in zip(rels["id"], rels["source"], rels["target"])}
@@ -60,8 +53,8 @@ def test_members_relationships_and_units():
     assert len(placed) >= 0.9 * ents.height
 
 
-def test_entities_without_relationships_are_kept_through_their_units():
-    ents, rels, _ = dulce_graph()
+def test_entities_without_relationships_are_kept_through_their_units(dulce_graph):
+    ents, rels, _ = dulce_graph
     # take away every relationship of the best-connected entity: it must still be clustered
     hub = ents.sort("degree", descending=True)["title"][0]
     cut = rels.filter((pl.col("source") != hub) & (pl.col("target") != hub))
@@ -73,9 +66,9 @@ def test_entities_without_relationships_are_kept_through_their_units():
         assert not set(rel_ids) & set(rels.filter((pl.col("source") == hub) | (pl.col("target") == hub))["id"])
 
 
-def test_largest_connected_component_option():
-    ents, rels, _ = dulce_graph()
-    roots = dulce_communities().filter(pl.col("level") == 0).sort("size", descending=True)
+def test_largest_connected_component_option(dulce_graph, dulce_communities):
+    ents, rels, _ = dulce_graph
+    roots = dulce_communities.filter(pl.col("level") == 0).sort("size", descending=True)
     big, small = set(roots["entity_ids"][0]), set(roots["entity_ids"][1])
     title_id = dict(zip(ents["title"], ents["id"]))
     inside = lambda group: pl.struct("source", "target").map_elements(  # noqa: E731
@@ -89,13 +82,13 @@ def test_largest_connected_component_option():
     assert placed(lcc) <= big and not placed(lcc) & small
 
 
-def test_deterministic_and_seeded():
-    ents, rels, _ = dulce_graph()
-    assert communities_stage(ents, rels, load_config()).equals(dulce_communities())
+def test_deterministic_and_seeded(dulce_graph, dulce_communities):
+    ents, rels, _ = dulce_graph
+    assert communities_stage(ents, rels, load_config()).equals(dulce_communities)
 
 
-def test_empty_graph_gives_an_empty_table():
-    ents, rels, _ = dulce_graph()
+def test_empty_graph_gives_an_empty_table(dulce_graph):
+    ents, rels, _ = dulce_graph
     for e, r in ((ents.head(0), rels.head(0)), (ents.head(1), rels.head(0))):
         com = communities_stage(e, r, load_config())
-        assert com.height == 0 and same_schema(com, schema.COMMUNITIES)
+        assert com.height == 0 and com.schema == frame(schema.COMMUNITIES, []).schema

@@ -8,48 +8,20 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from functools import lru_cache
 
 import polars as pl
 
-from provrag.store import schema
-from provrag.index.chunk import chunk_text
 from provrag.config import load_config
 from provrag.engines.offline import OfflineEngine
+from provrag.engines.offline.extract.lexicon import stop_words
+from provrag.engines.offline.extract.summarize import summarize
+from provrag.engines.offline.extract.text import norm_key, sentences
+from provrag.engines.offline.extract.units import extract_units
+from provrag.index.chunk import chunk_text
 from provrag.index.extract import extract_stage
-from provrag.engines.offline.extract import extract_units, norm_key, sentences, stop_words, summarize
+from provrag.index.tables import frame
+from provrag.store import schema
 from tests.conftest import DULCE, SMALL
-
-NOVELLA = DULCE / "source" / "Operation Dulce v2 1 1.md"
-
-
-def _units(text: str, doc: str, cfg: dict) -> list[dict]:
-    """Text units through the real chunk → embed → skeleton stages."""
-    from provrag.index.chunk import chunk_stage
-    from provrag.index.embed import embed_stage
-    from provrag.index.skeleton import skeleton_stage
-
-    docs = [{"id": schema.content_id("document", doc), "status": "ok", "text": text, "pages": None}]
-    units = chunk_stage(docs, cfg)
-    _, vecs = embed_stage(units, cfg)
-    units, _ = skeleton_stage(units, vecs, cfg)
-    return units
-
-
-@lru_cache(maxsize=None)
-def dulce_units() -> tuple:
-    return tuple(_units(NOVELLA.read_text(encoding="utf-8"), "dulce", load_config()))
-
-
-def units_frame(units) -> pl.DataFrame:
-    return pl.from_arrow(schema.to_arrow(schema.TEXT_UNITS, list(units)))
-
-
-@lru_cache(maxsize=None)
-def dulce_graph():
-    """(entities, relationships, text_units) of the novella's skeleton, offline engine."""
-    cfg = load_config()
-    return extract_stage(units_frame(dulce_units()), OfflineEngine(cfg), cfg)
 
 
 def _graphrag_recall(titles) -> float:
@@ -64,8 +36,8 @@ def _graphrag_recall(titles) -> float:
     return hit / len(theirs)
 
 
-def test_entities_only_from_skeleton_units():
-    ents, rels, units = dulce_graph()
+def test_entities_only_from_skeleton_units(dulce_graph):
+    ents, rels, units = dulce_graph
     skeleton = set(units.filter(pl.col("is_skeleton"))["id"].to_list())
     assert 0 < len(skeleton) < units.height
     assert ents.height > 20 and rels.height > 20
@@ -84,22 +56,17 @@ def test_entities_only_from_skeleton_units():
         assert set(eids) == inverse.get(uid, set())
 
 
-def same_schema(frame: pl.DataFrame, table: str) -> bool:
-    """Column names and types exactly as schema.SCHEMAS (polars' view of the Arrow schema)."""
-    return frame.schema == pl.from_arrow(schema.to_arrow(table, [])).schema
-
-
-def test_columns_and_types_are_graphrags():
-    ents, rels, units = dulce_graph()
-    assert same_schema(ents, schema.ENTITIES) and same_schema(rels, schema.RELATIONSHIPS)
-    assert same_schema(units, schema.TEXT_UNITS)
+def test_columns_and_types_are_graphrags(dulce_graph):
+    ents, rels, units = dulce_graph
+    assert ents.schema == frame(schema.ENTITIES, []).schema and rels.schema == frame(schema.RELATIONSHIPS, []).schema
+    assert units.schema == frame(schema.TEXT_UNITS, []).schema
     assert ents["human_readable_id"].to_list() == list(range(ents.height))
     assert rels["human_readable_id"].to_list() == list(range(rels.height))
     assert ents["id"].n_unique() == ents.height and rels["id"].n_unique() == rels.height
 
 
-def test_merged_by_normalised_title_with_frequency():
-    ents, _, _ = dulce_graph()
+def test_merged_by_normalised_title_with_frequency(dulce_graph):
+    ents, _, _ = dulce_graph
     keys = [norm_key(t) for t in ents["title"]]
     assert len(set(keys)) == len(keys)                      # one row per normalised title
     assert all(t == t.upper() for t in ents["title"])       # GraphRAG-style titles
@@ -111,8 +78,8 @@ def test_merged_by_normalised_title_with_frequency():
     assert all(f == len(u) for f, u in zip(ents["frequency"], ents["text_unit_ids"]))
 
 
-def test_degrees_match_relationships():
-    ents, rels, _ = dulce_graph()
+def test_degrees_match_relationships(dulce_graph):
+    ents, rels, _ = dulce_graph
     nb = defaultdict(set)
     for s, t in zip(rels["source"], rels["target"]):
         assert s != t
@@ -127,8 +94,8 @@ def test_degrees_match_relationships():
     assert len(pairs) == len(set(pairs))                   # one row per unordered pair
 
 
-def test_descriptions_are_sentences_of_the_entitys_units():
-    ents, rels, units = dulce_graph()
+def test_descriptions_are_sentences_of_the_entitys_units(dulce_graph):
+    ents, rels, units = dulce_graph
     text = dict(zip(units["id"], units["text"]))
     flat = lambda s: " ".join(s.split())  # noqa: E731
     for table in (ents, rels):
@@ -183,35 +150,34 @@ def test_summarize_is_extractive_deduplicated_and_capped():
     assert all(s in " ".join(descs) for s in re.split(r"(?<=\.) ", out.rstrip("…")))
 
 
-def test_extract_stage_is_deterministic():
+def test_extract_stage_is_deterministic(dulce_units, dulce_graph):
     cfg = load_config()
-    frame = units_frame(dulce_units())
-    a = extract_stage(frame, OfflineEngine(cfg), cfg)
-    b = dulce_graph()
+    a = extract_stage(dulce_units, OfflineEngine(cfg), cfg)
+    b = dulce_graph
     assert all(x.equals(y) for x, y in zip(a, b))
 
 
-def test_empty_skeleton_gives_empty_tables():
+def test_empty_skeleton_gives_empty_tables(dulce_units):
     cfg = load_config()
-    frame = units_frame(dulce_units()[:3]).with_columns(pl.lit(False).alias("is_skeleton"))
-    ents, rels, units = extract_stage(frame, OfflineEngine(cfg), cfg)
+    units = dulce_units.head(3).with_columns(pl.lit(False).alias("is_skeleton"))
+    ents, rels, units = extract_stage(units, OfflineEngine(cfg), cfg)
     assert ents.height == 0 and rels.height == 0 and units.height == 3
-    assert same_schema(ents, schema.ENTITIES) and same_schema(rels, schema.RELATIONSHIPS)
+    assert ents.schema == frame(schema.ENTITIES, []).schema and rels.schema == frame(schema.RELATIONSHIPS, []).schema
 
 
-def test_recall_against_graphrags_llm_entities():
+def test_recall_against_graphrags_llm_entities(dulce_units, dulce_graph):
     """Measured, not tuned: all units of the novella, and the β = 0.25 skeleton."""
     cfg = load_config()
-    units = list(dulce_units())
-    everything = extract_units([(u["id"], u["text"]) for u in units], cfg)
+    units = dulce_units
+    everything = extract_units(list(zip(units["id"], units["text"])), cfg)
     recall_all = _graphrag_recall(e["title"] for r in everything for e in r["entities"])
-    ents, _, _ = dulce_graph()
+    ents, _, _ = dulce_graph
     recall_skeleton = _graphrag_recall(ents["title"].to_list())
     print(f"recall vs GraphRAG: all units {recall_all:.2f}, skeleton {recall_skeleton:.2f}")
     assert recall_all >= 0.70 and recall_skeleton >= 0.70
 
 
-def test_merge_of_engine_answers_in_graphrag_format():
+def test_merge_of_engine_answers_in_graphrag_format(dulce_units):
     """The stage merges whatever an engine answers (here: hand-written GraphRAG records)."""
     calls = []
 
@@ -227,11 +193,19 @@ def test_merge_of_engine_answers_in_graphrag_format():
             return " / ".join(descriptions)
 
     cfg = load_config()
-    frame = units_frame(dulce_units()[:4]).with_columns(pl.lit(True).alias("is_skeleton"))
-    ents, rels, _ = extract_stage(frame, Recorded(cfg), cfg)
+    units = dulce_units.head(4).with_columns(pl.lit(True).alias("is_skeleton"))
+    ents, rels, _ = extract_stage(units, Recorded(cfg), cfg)
     titles = Counter(ents["title"])
     assert titles == {"ALEX MERCER": 1, "SAM": 1, "DULCE": 1}   # DULCE: an endpoint never listed
     alex = ents.filter(pl.col("title") == "ALEX MERCER").row(0, named=True)
     assert alex["frequency"] == 4 and alex["degree"] == 1
     assert rels.height == 1 and rels["weight"][0] == 8.0
     assert any(t == "ALEX MERCER" and len(d) == 8 for t, d in calls)  # 2 spellings × 4 units
+
+
+def test_trim_cuts_at_a_word_and_marks_the_cut():
+    from provrag.engines.offline.extract.text import trim
+
+    assert trim("  Alex   Mercer\nleads.  ", 40) == "Alex Mercer leads."
+    cut = trim("Alex Mercer leads the team into the Dulce base, carefully.", 30)
+    assert cut == "Alex Mercer leads the team…" and len(cut) <= 30

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from provrag.index import load as L
-from provrag.store.cache import Cache
 from provrag.config import load_config
+from provrag.index import load as L
+from provrag.index.parse import parse_file
+from provrag.store.cache import Cache
 from tests.conftest import BAD, SMALL
 
 pytestmark = pytest.mark.skipif(not SMALL.exists(), reason=f"shared corpora not found at {SMALL}")
@@ -134,6 +135,29 @@ def test_every_bad_file_is_recorded_with_a_one_line_error(bad_docs):
     assert "body" in bad_docs["html-no-body.html"].error
 
 
+def test_documents_frame_is_the_contract_table_plus_pages(small_docs, bad_docs):
+    import polars as pl
+
+    from provrag.index.tables import PAGES, frame, to_arrow
+    from provrag.store import schema
+
+    docs = list(small_docs.values()) + list(bad_docs.values())
+    df = L.documents_frame(docs)
+    assert df.drop(PAGES).schema == frame(schema.DOCUMENTS, []).schema
+    assert df["human_readable_id"].to_list() == list(range(len(docs))) and df["id"].n_unique() == len(docs)
+    assert df["path"].to_list() == [d.path for d in docs] and df["text_unit_ids"].null_count() == len(docs)
+    faq = df.filter(pl.col("path") == "R-FAQ.pdf").row(0, named=True)
+    assert faq[PAGES] == [list(p) for p in small_docs["R-FAQ.pdf"].pages] and faq["n_pages"] == len(faq[PAGES])
+    assert faq["page_labels"] == small_docs["R-FAQ.pdf"].page_labels
+    html = df.filter(pl.col("mime_type") == "text/html").row(0, named=True)
+    assert html[PAGES] is None and html["page_labels"] is None
+    not_ok = df.filter(pl.col("status") != "ok")
+    assert set(not_ok["text"]) == {""} and not_ok[PAGES].null_count() == not_ok.height
+    table = to_arrow(schema.DOCUMENTS, df)  # as written: the contract's schema, metadata a map again
+    assert table.schema == schema.SCHEMAS[schema.DOCUMENTS]
+    assert table.column("metadata").to_pylist() == [list(d.metadata.items()) for d in docs]
+
+
 def test_long_line_limit_is_a_setting(tmp_path):
     (tmp_path / "wide.txt").write_text("word " * 30_000, encoding="utf-8")
     assert L.load_folder(tmp_path, cfg(workers=1))[0].status == "skipped"
@@ -198,7 +222,7 @@ def test_pptx_pages_are_slides(tmp_path):
 
 
 def test_docling_parse_backend_puts_text_on_the_same_pages():
-    res = L.parse_file(str(SMALL / "asymptote-CAD.pdf"), "pdf", {**L._options(cfg().load), "pdf_backend": "docling-parse"})
+    res = parse_file(str(SMALL / "asymptote-CAD.pdf"), "pdf", {**L.parse_options(cfg().load), "pdf_backend": "docling-parse"})
     assert res["status"] == "ok" and res["metadata"]["pdf_backend"] == "docling-parse"
     alnum = lambda s: re.sub(r"[^a-z0-9]+", "", s.lower())  # the normalisation of checks/check_index.py
     ref = [alnum(p) for p in pdfium_pages(SMALL / "asymptote-CAD.pdf")]
@@ -219,7 +243,7 @@ def test_unavailable_layout_backend_is_a_recorded_failure():
         pytest.skip("torch present: the layout pipeline may really run")
     except ImportError:
         pass
-    res = L.parse_file(str(SMALL / "asymptote-CAD.pdf"), "pdf", {**L._options(cfg().load), "pdf_backend": "docling-layout"})
+    res = parse_file(str(SMALL / "asymptote-CAD.pdf"), "pdf", {**L.parse_options(cfg().load), "pdf_backend": "docling-layout"})
     assert res["status"] == "failed" and "docling-layout" in res["error"]
 
 

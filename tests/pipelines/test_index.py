@@ -143,6 +143,59 @@ def test_rerun_is_identical(built, tmp_path):
         assert a.equals(b), name
 
 
+SUMMARY_KEYS = ["index", "documents", "documents_ok", "documents_failed", "documents_skipped", "problems", "pages",
+                "text_units", "skeleton_units", "keywords", "entities", "relationships", "communities",
+                "community_reports", "engine", "llm", "seconds", "timings"]
+
+
+def test_json_summary_agrees_with_the_tables_and_manifest(built):
+    _, out, summary = built
+    assert list(summary) == SUMMARY_KEYS
+    assert list(summary["timings"]) == ["load", "chunk", "embed", "skeleton", "extract", "communities", "reports",
+                                        "write", "total"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"] == {k: summary[k] for k in manifest["counts"]}
+    for key, table in (("documents", schema.DOCUMENTS), ("text_units", schema.TEXT_UNITS), ("keywords", schema.KEYWORDS),
+                       ("entities", schema.ENTITIES), ("communities", schema.COMMUNITIES)):
+        assert summary[key] == pq.read_metadata(out / f"{table}.parquet").num_rows, key
+    assert [p["path"] for p in summary["problems"]] == [d["path"] for d in manifest["documents"] if d["status"] != "ok"]
+    docs = pq.read_table(out / "documents.parquet").to_pylist()
+    units = pq.read_table(out / "text_units.parquet", columns=["id", "document_id"]).to_pylist()
+    for d in docs:  # each document lists its units in unit order; a file not indexed has none
+        assert d["text_unit_ids"] == [u["id"] for u in units if u["document_id"] == d["id"]]
+
+
+def test_library_run_reports_each_stage_and_returns_the_summary(tmp_path):
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copyfile(SMALL / "sotu-1863-lincoln.txt", docs / "sotu.txt")
+    shutil.copyfile(BAD / "empty.md", docs / "empty.md")
+
+    class Recorder:
+        def __init__(self):
+            self.stages = []
+
+        def stage(self, name, total=None):
+            from contextlib import nullcontext
+
+            self.stages.append(name)
+            return nullcontext(self)
+
+        def advance(self, n=1):
+            pass
+
+    progress = Recorder()
+    summary = run_index(docs, tmp_path / "out", load_config(), progress=progress)
+    assert progress.stages == ["load", "chunk", "embed", "skeleton", "extract", "summarize", "reports"]
+    assert list(summary.to_json()) == SUMMARY_KEYS
+    assert (summary.documents, summary.documents_ok, summary.documents_skipped) == (2, 1, 1)
+    assert summary.problems == [{"path": "empty.md", "status": "skipped", "error": "empty file"}]
+    assert summary.text_units == pq.read_metadata(tmp_path / "out" / "text_units.parquet").num_rows > 0
+
+
 def test_bad_arguments_exit_2(tmp_path):
     r = _run("index", tmp_path / "missing", "--out", tmp_path / "o")
     assert r.returncode == 2 and "no such folder" in r.stderr and "Traceback" not in r.stderr

@@ -277,7 +277,7 @@ def _check_resolve(readers, text: str, which: int, top: int) -> None:
     from provrag.query.resolve import resolve_answer
 
     reader = readers["readers"][which]
-    res = resolve_answer(reader, text, top_k=top)
+    res = resolve_answer(reader, text, top_k=top).to_json()
     json.dumps(res)  # what `resolve --json` prints must serialise
     assert res["answer"] == text
     for s in res["sources"]:
@@ -288,9 +288,9 @@ def _check_resolve(readers, text: str, which: int, top: int) -> None:
 
 
 def _check_verify(readers, text: str, which: int, question: str | None, cfg: str = "cfg") -> None:
-    from provrag.verify.evidence import verify_answer
+    from provrag.verify.check import verify_answer
 
-    res = verify_answer(readers["readers"][which], text, readers[cfg], question=question)
+    res = verify_answer(readers["readers"][which], text, readers[cfg], question=question).to_json()
     json.dumps(res)
     assert {c["verdict"] for c in res["claims"]} <= {"supported", "contradicted", "unsupported"}
 
@@ -322,7 +322,7 @@ def test_fuzzed_answers_through_run_verify(readers, text, question):
     except VerifyError as e:
         assert str(e) and "\n" not in str(e)
         return
-    json.dumps({k: v for k, v in res.items() if k != "_trace"}, default=str)
+    json.dumps(res.to_json(), default=str)
 
 
 @pytest.mark.slow

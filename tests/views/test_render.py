@@ -50,15 +50,35 @@ def test_wide_terminal_gets_the_table(result):
 def test_verify_evidence_header_fits_one_line(width):
     """The evidence header (document, page, route, score) never wraps: a long document name
     is shortened with an ellipsis instead."""
+    from provrag.results import ClaimCheck, Evidence, VerifyResult
     from provrag.views.verify import verify_view
 
-    ev = {"document": "Halcyon Water Treatment Plant - Commissioning Handbook, revision C, controlled copy",
-          "page_start": 1, "page_end": 1, "page_label": "i", "route": "retrieved", "score": 0.22,
-          "label": "contradicted", "quote": "Approved by Dr. Imogen Vale (commissioning manager).",
-          "reason": "contradicted: covers 51% of the claim"}
-    res = {"claims": [{"text": "The commissioning team is led by Dr. Imogen Vale.", "verdict": "supported",
-                       "citations": [], "evidence": [ev]}], "summary": {"claims": 1}, "method": "offline"}
+    ev = Evidence(document="Halcyon Water Treatment Plant - Commissioning Handbook, revision C, controlled copy",
+                  path="halcyon-commissioning-handbook.pdf", page_start=1, page_end=1, page_label="i",
+                  text_unit_id="u1", quote="Approved by Dr. Imogen Vale (commissioning manager).", via="", score=0.22,
+                  label="contradicted", reason="contradicted: covers 51% of the claim", route="retrieved")
+    claim = ClaimCheck(text="The commissioning team is led by Dr. Imogen Vale.", verdict="supported", score=0.9,
+                       method="offline", cited=[], evidence=[ev], cited_supports=False, citations=[], unresolved=[],
+                       focus=None, span=(0, 49))
+    res = VerifyResult(method="offline", claims=[claim], summary={"claims": 1})
     lines = _render(verify_view(res, width=width), width).splitlines()
     head = next(i for i, ln in enumerate(lines) if "[retrieved]" in ln)
     assert lines[head].rstrip().endswith("score 0.22") and "…" in lines[head]
     assert lines[head + 1].lstrip().startswith("“Approved by")
+
+
+def test_ask_view_shows_the_unit_of_a_pageless_source(result):
+    """`provrag ask` renders the typed AskResult: answer, sources best first (a GraphRAG index has
+    no pages, so the text unit is named), unresolved ids and the trace id."""
+    from provrag.results import AskResult, Unresolved
+    from provrag.views.ask import ask_view
+
+    asked = AskResult(trace_id="0123456789ab", question="What is the operation for?", method="global",
+                      answer=result.answer, citations=result.citations, sources=result.sources,
+                      unresolved=[Unresolved("Reports", 99)], has_pages=False,
+                      trace_error="trace not saved: disk full")
+    text = _render(ask_view(asked), 160)
+    assert "answer · global search" in text and "sources (best first)" in text
+    assert f"— (unit {result.sources[0].text_unit})" in text
+    assert "unresolved citation: Reports (99)" in text
+    assert "provrag trace 0123456789ab" in text and "trace not saved: disk full" in text

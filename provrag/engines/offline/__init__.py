@@ -13,12 +13,12 @@ class OfflineEngine(Engine):
     name = "offline"
 
     def extract_graph(self, units):
-        from provrag.engines.offline.extract import extract_units
+        from provrag.engines.offline.extract.units import extract_units
 
         return extract_units(units, self.cfg)
 
     def summarize_descriptions(self, title, descriptions):
-        from provrag.engines.offline.extract import summarize
+        from provrag.engines.offline.extract.summarize import summarize
 
         return summarize(title, descriptions, self.cfg)
 
@@ -28,19 +28,19 @@ class OfflineEngine(Engine):
         return write_report(context, self.cfg)
 
     def map_points(self, question, reports):
-        from provrag.engines.offline.answer import map_points
+        from provrag.engines.offline.answer.mapreduce import map_points
 
         return map_points(question, reports, self.cfg)
 
     def reduce_answer(self, question, points):
-        from provrag.engines.offline.answer import reduce_answer
+        from provrag.engines.offline.answer.mapreduce import reduce_answer
 
         return reduce_answer(question, points, self.cfg)
 
     def answer(self, question, context, terms=None):
         """The best sentences of the context, each citing its record; ranked with the index-wide
         idf of the question's terms when retrieval found them, else idf within the context."""
-        from provrag.engines.offline.answer import answer
+        from provrag.engines.offline.answer.compose import answer
 
         details: dict = {}
         text = answer(question, context, self.cfg, idf=(terms.idf or None) if terms else None,
@@ -51,7 +51,7 @@ class OfflineEngine(Engine):
         return EngineAnswer(text, records_used=used, details=details)
 
     def judge(self, claim, evidence, focus=None):
-        from provrag.engines.offline.judge import judge
+        from provrag.engines.offline.judge.decide import judge
 
         return [Verdict(v["label"], v["score"], v["reason"], tuple(v["span"]))
                 for v in judge(claim, evidence, self.cfg.verify, focus=focus)]

@@ -28,7 +28,7 @@ import re
 from functools import lru_cache
 
 from provrag.config import Config
-from provrag.engines.offline.extract import _trim, norm_key, sentences
+from provrag.engines.offline.extract.text import norm_key, sentences, trim
 
 _MAX_IDS = 5
 
@@ -148,7 +148,7 @@ def write_report(context: dict, cfg: Config) -> dict:
             mine = [r for r, ends in zip(rels, rel_keys) if key in ends]
             nb = [show(str(r["target"] if ends[0] == key else r["source"])) for r, ends in zip(rels, rel_keys) if key in ends]
             etype = str(e.get("type") or "").lower()
-            desc = _trim(str(e.get("description") or ""), 500)
+            desc = trim(str(e.get("description") or ""), 500)
             linked = ("" if not nb else _join(nb)) if len(nb) <= 5 else ", ".join(nb[:5]) + f" and {len(nb) - 5} more"
             text = (desc + " " if desc else "") + (f"Within this community it is linked to {linked}." if nb else "")
             findings.append({
@@ -161,7 +161,7 @@ def write_report(context: dict, cfg: Config) -> dict:
             a, b = str(r.get("source") or ""), str(r.get("target") or "")
             ids = [hrid[k] for k in (norm_key(a), norm_key(b)) if k in hrid]
             w = float(r.get("weight") or 0)
-            desc = _trim(str(r.get("description") or ""), 500)
+            desc = trim(str(r.get("description") or ""), 500)
             findings.append({
                 "summary": f"{show(a)} and {show(b)}",
                 "explanation": (f"{desc} " if desc else "") + f"(relationship weight {w:g}) "

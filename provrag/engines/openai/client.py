@@ -16,10 +16,10 @@ So the client is built with `max_retries=0` and this module owns the loop:
   (every attempt, failed ones included; a refused connection reached nobody and is not
   counted), `cached`, `failed` (items given up on), input/output tokens as the server reports
   them (counted with cl100k when it reports none).
+Which server and which key are decided in endpoint.py, before the first request.
 """
 from __future__ import annotations
 
-import os
 import random
 import re
 import threading
@@ -27,45 +27,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from urllib.parse import urlsplit
 
-from provrag.config import ConfigError
 from provrag.config import Config
+from provrag.engines.openai.endpoint import resolve_key
+from provrag.engines.openai.prompts import repair_message
 from provrag.store.cache import key_of
 
-LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 _KEYISH = re.compile(r"\b(sk-[A-Za-z0-9_\-*.]{4,}|Bearer\s+\S+)")
-
-
-class LLMConfigError(ConfigError):
-    """Settings that cannot work (no key for a remote server); one line for the CLI."""
-
-
-def is_local(base_url: str) -> bool:
-    host = (urlsplit(base_url).hostname or "") if base_url else ""
-    return host in LOCAL_HOSTS or host.endswith(".localhost")
-
-
-def resolve_key(api_key_env: str, base_url: str, where: str, fallback_env: str = "") -> str | None:
-    """The key from the environment variable NAMED in config; None when none is needed.
-
-    `api_key_env = ""` means "this server takes no key" (a LAN vLLM, say). A remote server
-    with the variable unset is a configuration error, caught before any document is read.
-    fallback_env: [embeddings] falls back to [llm]'s variable, so one key setting serves both.
-    """
-    name = (api_key_env or "").strip()
-    for n in (name, fallback_env.strip()):
-        key = os.environ.get(n) if n else None
-        if key:
-            return key
-    base = base_url or ""
-    if not name or is_local(base):
-        return None
-    # dotted names, not "[llm]": the CLI prints through rich, which would eat a bracketed word
-    target = base or f"OpenAI ({where}.base_url is empty)"
-    raise LLMConfigError(f"the openai engine needs an API key for {target}: environment variable {name} "
-                         f"(named by {where}.api_key_env) is not set; set it, or point {where}.base_url "
-                         "at a local server")
 
 
 @dataclass
@@ -330,8 +298,6 @@ class LLMClient:
         try:
             value = parse(reply.text)
         except ValueError as e:
-            from provrag.engines.openai.prompts import repair_message
-
             problem = str(e)
             convo = messages + [{"role": "assistant", "content": reply.text[:8000]}, repair_message(problem)]
             fixed, reason = self.chat(stage, convo, json_mode, label)
@@ -384,51 +350,3 @@ class LLMClient:
             return [fn(x) for x in items]
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(fn, items))
-
-
-def full_extraction_estimate(text_units_df, cfg: Config, gleanings: int | None = None,
-                             output_tokens_per_call: float | None = None, usage=None) -> dict:
-    """What GraphRAG-style full extraction of EVERY unit would cost, for the manifest's cost line.
-
-    Same prompt as provrag's extraction, one request per unit plus `gleanings` continuation
-    rounds, each re-sending the conversation so far (GraphRAG's behaviour). Input tokens of
-    the first round are counted exactly (cl100k over the rendered prompt); a gleaning round
-    adds the previous reply, whose length is `output_tokens_per_call`, else provrag's own
-    average reply in `usage` (an engines.base.Usage, stage "extract"), else half the unit.
-
-    text_units_df: a polars/pandas DataFrame, a pyarrow Table or a list of dicts with a
-    `text` column. Returns {"units", "calls", "input_tokens", "output_tokens_est", "gleanings"}.
-    """
-    if output_tokens_per_call is None and usage is not None:
-        st = usage.by_stage.get("extract")
-        if st is not None and st.calls:
-            output_tokens_per_call = st.output_tokens / st.calls
-    from provrag.engines.openai import prompts
-    from provrag.text.tokens import count_tokens, count_tokens_batch
-
-    if isinstance(text_units_df, list):
-        texts = [r.get("text") or "" for r in text_units_df]
-    else:
-        col = text_units_df["text"]
-        texts = col.to_pylist() if hasattr(col, "to_pylist") else list(col)
-        texts = [t or "" for t in texts]
-    g = int(cfg.extract.gleanings if gleanings is None else gleanings)
-    types = list(cfg.extract.entity_types)
-    frame = prompts.extract_messages("", types)
-    frame_tokens = sum(count_tokens(m["content"]) for m in frame) + 4 * len(frame)
-    glean_tokens = count_tokens(prompts.glean_message()["content"]) + 4
-    unit_tokens = count_tokens_batch(texts) if texts else []
-    calls = inp = out = 0
-    for n in unit_tokens:
-        reply = output_tokens_per_call if output_tokens_per_call is not None else n / 2
-        prompt = frame_tokens + n
-        calls += 1
-        inp += prompt
-        out += reply
-        for _ in range(g):  # each gleaning round re-sends everything so far
-            prompt += reply + 4 + glean_tokens
-            calls += 1
-            inp += prompt
-            out += reply
-    return {"units": len(texts), "calls": calls, "input_tokens": int(inp),
-            "output_tokens_est": int(round(out)), "gleanings": g}

@@ -2,18 +2,20 @@
 
 OpenAI, Azure OpenAI (v1 endpoint), vLLM, Ollama, llama.cpp's server and LM Studio all
 speak the same API, so one engine covers them: `[llm] base_url`, `model`, and the NAME of
-the environment variable holding the key. Prompts and reply parsers live in
-provrag/engines/openai/prompts.py, the request layer (retries, Retry-After, rate limit, concurrency, cache,
-accounting) in provrag/engines/openai/client.py; this class only says what to ask for each step and what
-to return when an item fails — a safe empty result, recorded in `usage`, never an exception.
+the environment variable holding the key. In this folder: the prompts (prompts.py,
+index_prompts.py, query_prompts.py), the reply parsers (replies.py), the request layer —
+retries, Retry-After, rate limit, concurrency, cache, accounting — (client.py), key and
+endpoint resolution (endpoint.py) and the full-extraction cost estimate (cost.py). This
+class only says what to ask for each step and what to return when an item fails — a safe
+empty result, recorded in `usage`, never an exception.
 """
 from __future__ import annotations
 
 from provrag.config import Config
-from provrag.engines.openai import prompts
-from provrag.engines.openai.client import LLMClient, full_extraction_estimate  # noqa: F401  (re-exported)
-
 from provrag.engines.base import Engine, EngineAnswer
+from provrag.engines.openai import index_prompts, query_prompts, replies
+from provrag.engines.openai.client import LLMClient
+from provrag.engines.openai.endpoint import LLMConfigError
 from provrag.results import Verdict
 
 CANNOT_ANSWER = ("I am sorry, but I could not answer this question from the community reports: "
@@ -28,7 +30,7 @@ class OpenAIEngine(Engine):
     def __init__(self, cfg: Config):
         super().__init__(cfg)
         self.client = LLMClient(cfg, self.usage, "llm")  # raises LLMConfigError without a needed key
-        self.budget = int(cfg.llm.max_context_tokens)
+        self.budget = cfg.llm.max_context_tokens
 
     def __repr__(self) -> str:
         return f"OpenAIEngine(model={self.model!r}, base_url={self.client.base_url!r})"
@@ -49,23 +51,20 @@ class OpenAIEngine(Engine):
 
     # ------------------------------------------------------------ extraction
 
-    def _entity_types(self) -> list[str]:
-        return list(self.cfg.extract.entity_types or prompts.DEFAULT_ENTITY_TYPES)
-
     def _extract_one(self, unit: tuple[str, str]) -> dict:
         unit_id, text = unit
         empty = {"entities": [], "relationships": []}
         if not (text or "").strip():
             return empty
-        messages = prompts.extract_messages(text, self._entity_types())
-        result, first = self.client.validated("extract", f"unit {unit_id}", messages, prompts.parse_extraction,
+        messages = index_prompts.extract_messages(text, self.cfg.extract.entity_types)
+        result, first = self.client.validated("extract", f"unit {unit_id}", messages, replies.parse_extraction,
                                               with_text=True)
         if result is None:
             return empty
         # gleaning: GraphRAG's "anything missed?" rounds, each re-sending the conversation
         convo = messages + [{"role": "assistant", "content": first}]
-        for _ in range(int(self.cfg.extract.gleanings or 0)):
-            convo = convo + [prompts.glean_message()]
+        for _ in range(self.cfg.extract.gleanings):
+            convo = convo + [index_prompts.glean_message()]
             more, reason = self.client.chat("extract", convo, label=f"unit {unit_id}")
             if more is None:
                 self.client.record_note("extract", f"unit {unit_id}", f"gleaning stopped: {reason}")
@@ -73,7 +72,7 @@ class OpenAIEngine(Engine):
             if not more.cached:  # kept even when it is not records: that answer ends the loop on a re-run too
                 self.client.store(more.key, more.text)
             try:
-                extra = prompts.parse_extraction(more.text)
+                extra = replies.parse_extraction(more.text)
             except ValueError:
                 break  # a gleaning round that is not records adds nothing; the first round stands
             if not self._merge(result, extra):
@@ -101,6 +100,9 @@ class OpenAIEngine(Engine):
         return new
 
     def extract_graph(self, units):
+        if not self.cfg.extract.entity_types:  # the prompt would ask for no type at all
+            raise LLMConfigError("extract.entity_types is empty: list the entity types the model should look for "
+                                 "(config.toml has GraphRAG's defaults)")
         return self.client.map(self._extract_one, list(units))
 
     # ------------------------------------------------------------ descriptions
@@ -117,8 +119,8 @@ class OpenAIEngine(Engine):
                 break
             kept.append(d)
             used += cost
-        text = self.client.validated("summarize", f"'{title}'", prompts.summarize_messages(title, kept),
-                                     prompts.parse_text)
+        text = self.client.validated("summarize", f"'{title}'", index_prompts.summarize_messages(title, kept),
+                                     replies.parse_text)
         return text if text is not None else "\n".join(uniq)  # failed: keep every description
 
     def summarize_many(self, items: list[tuple[str, list[str]]]) -> list[str]:
@@ -129,11 +131,11 @@ class OpenAIEngine(Engine):
 
     def community_report(self, context):
         rcfg = self.cfg.reports
-        max_findings = int(rcfg.max_findings)
-        budget = min(self.budget, int(rcfg.max_input_tokens))
-        messages = prompts.report_messages(context, max_findings, self._tokens, budget)
+        max_findings = rcfg.max_findings
+        budget = min(self.budget, rcfg.max_input_tokens)
+        messages = index_prompts.report_messages(context, max_findings, self._tokens, budget)
         report = self.client.validated("report", f"community {context.get('community')}", messages,
-                                       lambda t: prompts.parse_report(t, max_findings), json_mode=True)
+                                       lambda t: replies.parse_report(t, max_findings), json_mode=True)
         if report is None:
             return {"title": f"Community {context.get('community')}", "summary": "", "rating": 0.0,
                     "rating_explanation": "", "findings": []}
@@ -168,8 +170,8 @@ class OpenAIEngine(Engine):
 
         def one(batch):
             ids = ",".join(str(r.get("community")) for r in batch)
-            return self.client.validated("map", f"reports {ids[:60]}", prompts.map_messages(question, batch),
-                                         prompts.parse_map, json_mode=True) or []
+            return self.client.validated("map", f"reports {ids[:60]}", query_prompts.map_messages(question, batch),
+                                         replies.parse_map, json_mode=True) or []
 
         return [p for pts in self.client.map(one, batches) for p in pts]
 
@@ -179,7 +181,8 @@ class OpenAIEngine(Engine):
         if not useful:
             return CANNOT_ANSWER  # GraphRAG's rule: no point scored above 0 → no model call
         kept = self._pack(useful, lambda p: p.get("description", ""), 600 + self._tokens(question))[0]
-        text = self.client.validated("reduce", "answer", prompts.reduce_messages(question, kept), prompts.parse_text)
+        text = self.client.validated("reduce", "answer", query_prompts.reduce_messages(question, kept),
+                                     replies.parse_text)
         return text or ""
 
     # ------------------------------------------------------------ local / basic
@@ -189,7 +192,8 @@ class OpenAIEngine(Engine):
         if records:
             records = self._pack(records, lambda r: f"{r.get('citation', '')} {r.get('text', '')}",
                                  500 + self._tokens(question))[0]
-        text = self.client.validated("answer", "answer", prompts.answer_messages(question, records), prompts.parse_text)
+        text = self.client.validated("answer", "answer", query_prompts.answer_messages(question, records),
+                                     replies.parse_text)
         return EngineAnswer(text or "")
 
     # ------------------------------------------------------------ verify
@@ -199,8 +203,9 @@ class OpenAIEngine(Engine):
         batches = [spans[i:i + _JUDGE_BATCH] for i in range(0, len(spans), _JUDGE_BATCH)]
 
         def one(batch):
-            verdicts = self.client.validated("judge", f"claim '{claim[:60]}'", prompts.judge_messages(claim, batch),
-                                             lambda t: prompts.parse_judge(t, len(batch)), json_mode=True)
+            verdicts = self.client.validated("judge", f"claim '{claim[:60]}'",
+                                             query_prompts.judge_messages(claim, batch),
+                                             lambda t: replies.parse_judge(t, len(batch)), json_mode=True)
             if verdicts is None:
                 return [{"label": "unsupported", "score": 0.0, "reason": "judge request failed"} for _ in batch]
             return verdicts

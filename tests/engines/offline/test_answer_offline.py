@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from provrag.engines.offline.answer import is_heading, select, split_sentences
+from provrag.engines.offline.answer.selection import select
+from provrag.text.sentences import is_heading, split_sentences
 from provrag.text.words import terms_of
 
 DATA = Path(__file__).resolve().parents[3] / "data"

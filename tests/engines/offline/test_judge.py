@@ -6,9 +6,11 @@ import json
 
 import pytest
 
-from provrag.verify.claims import split_claims
 from provrag.config import load_config
-from provrag.engines.offline.judge import FEATURES, features, judge, qty_ok, quantities
+from provrag.engines.offline.judge.decide import judge
+from provrag.engines.offline.judge.features import FEATURES, features
+from provrag.engines.offline.judge.quantities import qty_ok, quantities
+from provrag.verify.claims import split_claims
 from tests.conftest import EVAL_DEV, ROOT
 
 CFG = load_config().verify
@@ -20,7 +22,7 @@ def _labels(claim, texts, **kw):
 
 
 def test_config_holds_fitted_weights_for_every_feature():
-    from provrag.engines.offline.judge import CONTRA_FEATURES
+    from provrag.engines.offline.judge.decide import CONTRA_FEATURES
 
     assert list(CFG.support_weights) == list(FEATURES)
     assert list(CFG.contradict_weights) == list(CONTRA_FEATURES)

@@ -16,13 +16,17 @@ import urllib.request
 import numpy as np
 import pytest
 
-from provrag.engines.openai import prompts
-from provrag.store.cache import Cache
 from provrag.config import load_config
-from provrag.errors import UsageError
 from provrag.engines import get_engine
+from provrag.engines.base import EngineAnswer
+from provrag.engines.openai import index_prompts, prompts, query_prompts, replies
+from provrag.engines.openai.client import retry_after_seconds
+from provrag.engines.openai.cost import full_extraction_estimate
+from provrag.engines.openai.endpoint import LLMConfigError
 from provrag.engines.openai.engine import CANNOT_ANSWER, OpenAIEngine
-from provrag.engines.openai.client import LLMConfigError, full_extraction_estimate, retry_after_seconds
+from provrag.errors import UsageError
+from provrag.results import Verdict
+from provrag.store.cache import Cache
 from tests.conftest import ROOT, SMALL
 from tests.llm_server import ScriptedLLMServer
 
@@ -157,14 +161,19 @@ def test_map_reduce_answer_judge(srv, paragraphs):
     ctx = [{"citation": "[Data: Sources (3)]", "text": paragraphs[0]},
            {"citation": "[Data: Sources (9)]", "text": "Zebras graze quietly on savannah grasses."}]
     a = eng.answer(q, ctx)
-    assert "[Data: Sources (3)]" in a and "Sources (9)" not in a
+    assert isinstance(a, EngineAnswer)
+    assert "[Data: Sources (3)]" in a.text and "Sources (9)" not in a.text
+    assert a.records_used == [] and a.details == {}  # a model quotes no record whole: the citations say
     sent = paragraphs[0].split(". ")[0].rstrip(".") + "."
     neg = sent.replace(" is ", " is not ").replace(" has ", " has not ").replace(" have ", " have not ")
     verdicts = eng.judge(sent, [paragraphs[0], "Zebras graze quietly on savannah grasses.", neg])
-    assert [v["label"] for v in verdicts][:2] == ["supported", "unsupported"]
+    assert len(verdicts) == 3 and all(isinstance(v, Verdict) for v in verdicts)
+    assert [v.label for v in verdicts][:2] == ["supported", "unsupported"]
     if neg != sent:
-        assert verdicts[2]["label"] == "contradicted"
-    assert all(0 <= v["score"] <= 1 and isinstance(v["reason"], str) for v in verdicts)
+        assert verdicts[2].label == "contradicted"
+    assert all(0 <= v.score <= 1 and isinstance(v.score, float) and v.reason for v in verdicts)
+    assert all(v.span is None for v in verdicts)  # a model names no span: verify finds the best one
+    assert verdicts[0].to_json()["span"] is None
     assert eng.summarize_descriptions("X", ["One fact.", "One fact.", "Another fact."]).count("fact") >= 2
     assert eng.summarize_descriptions("X", ["Only one."]) == "Only one."  # no request for one description
     st, u = totals(srv), eng.usage.to_dict()
@@ -182,8 +191,48 @@ def test_judge_batches_keep_one_verdict_per_span(srv, paragraphs):
     eng = get_engine(make_cfg(srv))
     spans = paragraphs[:10]
     v = eng.judge(paragraphs[3].split(". ")[0], spans)
-    assert len(v) == 10 and v[3]["label"] == "supported"
+    assert len(v) == 10 and v[3].label == "supported"
+    assert sum(x.label == "supported" for x in v) < 10  # each span judged on its own
     assert eng.usage.stage("judge").calls == 2  # 8 spans per request
+
+
+def test_a_failed_judge_request_gives_unsupported_verdicts(srv, paragraphs):
+    eng = get_engine(make_cfg(srv, {"max_retries": 0}))
+    srv.fail_next({"fault": "500", "kind": "judge"})
+    v = eng.judge(paragraphs[3].split(". ")[0], paragraphs[:3])
+    assert v == [Verdict("unsupported", 0.0, "judge request failed", None)] * 3
+    assert eng.usage.stage("judge").failed == 1
+
+
+def test_a_failed_answer_request_gives_an_empty_answer(srv, paragraphs):
+    eng = get_engine(make_cfg(srv, {"max_retries": 0}))
+    srv.fail_next({"fault": "500", "kind": "answer"})
+    a = eng.answer("What about the treaty?", [{"citation": "[Data: Sources (1)]", "text": paragraphs[0]}])
+    assert a == EngineAnswer("")
+    assert eng.usage.stage("answer").failed == 1 and "HTTP 500" in eng.usage.errors[0]
+
+
+def test_empty_entity_types_is_a_one_line_error_before_any_request(srv, paragraphs):
+    eng = get_engine(make_cfg(srv, extract={"entity_types": []}))
+    with pytest.raises(LLMConfigError, match="extract.entity_types"):
+        eng.extract_graph([("u", paragraphs[0])])
+    assert totals(srv)["requests"] == 0
+
+
+def test_extraction_asks_for_the_configured_entity_types(srv, paragraphs, tmp_path):
+    from provrag.store.cache import key_of
+
+    eng = get_engine(make_cfg(srv, extract={"entity_types": ["person", "treaty"]}))
+    cache = Cache(tmp_path / "c")
+    eng.attach_cache(cache)
+    assert eng.extract_graph([("u", paragraphs[0])])[0]["entities"]
+    asked = index_prompts.extract_messages(paragraphs[0], ["person", "treaty"])
+    assert "Entity types to look for: PERSON, TREATY\n" in asked[1]["content"]
+    # the reply is cached under the key of exactly this request: these messages, these parameters
+    assert cache.get(key_of(eng.client.model, asked, eng.client.params())) is not None
+    default = index_prompts.extract_messages(paragraphs[0], load_config().extract.entity_types)
+    assert cache.get(key_of(eng.client.model, default, eng.client.params())) is None
+    assert totals(srv)["by_kind"] == {"extract": 1}
 
 
 # ------------------------------------------------------------------ cache
@@ -404,7 +453,7 @@ def test_full_extraction_estimate_counts_every_unit_and_gleaning(paragraphs):
     e0 = full_extraction_estimate(df, cfg, gleanings=0)
     e1 = full_extraction_estimate(df, cfg, gleanings=1)
     assert e0["units"] == len(paragraphs) and e0["calls"] == len(paragraphs) and e1["calls"] == 2 * len(paragraphs)
-    frame = sum(count_tokens(m["content"]) for m in prompts.extract_messages("x"))
+    frame = sum(count_tokens(m["content"]) for m in index_prompts.extract_messages("x", cfg.extract.entity_types))
     assert e0["input_tokens"] >= sum(count_tokens(p) for p in paragraphs) + len(paragraphs) * (frame - 1)
     assert e1["input_tokens"] > 2 * e0["input_tokens"]  # gleaning re-sends the conversation
     assert full_extraction_estimate(df.to_arrow(), cfg, gleanings=0) == e0
@@ -416,29 +465,29 @@ def test_parsers_accept_graphrag_output_and_reject_junk():
              '("entity"<|>Congress<|>organization<|>The legislature)##'
              '("relationship"<|>ABRAHAM LINCOLN<|>CONGRESS<|>Sent his message to<|>8)\n'
              '("relationship"<|>CONGRESS<|>TREASURY<|>funds<|>high)<|COMPLETE|>')
-    g = prompts.parse_extraction(reply)
+    g = replies.parse_extraction(reply)
     assert [e["title"] for e in g["entities"]] == ["ABRAHAM LINCOLN", "CONGRESS", "TREASURY"]
     assert g["entities"][1]["type"] == "ORGANIZATION"
     assert g["relationships"][0]["weight"] == 8.0 and g["relationships"][1]["weight"] == 1.0
-    assert prompts.parse_extraction("<|COMPLETE|>") == {"entities": [], "relationships": []}
+    assert replies.parse_extraction("<|COMPLETE|>") == {"entities": [], "relationships": []}
     with pytest.raises(ValueError):
-        prompts.parse_extraction("I found Lincoln and Congress.")
-    rep = prompts.parse_report('```json\n{"title": "T", "summary": "S", "rating": "7.5", "findings": []}\n```')
+        replies.parse_extraction("I found Lincoln and Congress.")
+    rep = replies.parse_report('```json\n{"title": "T", "summary": "S", "rating": "7.5", "findings": []}\n```')
     assert rep["rating"] == 7.5 and rep["rating_explanation"] == ""
     for bad in ('{"title": "", "summary": "S", "rating": 1, "findings": []}',
                 '{"title": "T", "summary": "S", "rating": "high", "findings": []}',
                 '{"title": "T", "summary": "S", "rating": 1, "findings": ["x"]}', "no json", '{"title": "T", "sum'):
         with pytest.raises(ValueError):
-            prompts.parse_report(bad)
+            replies.parse_report(bad)
     with pytest.raises(ValueError, match=r"span\(s\) \[2\]"):
-        prompts.parse_judge('{"verdicts": [{"span": 1, "label": "supported", "score": 0.9}]}', 2)
+        replies.parse_judge('{"verdicts": [{"span": 1, "label": "supported", "score": 0.9}]}', 2)
     with pytest.raises(ValueError):
-        prompts.parse_judge('{"verdicts": [{"span": 1, "label": "maybe"}]}', 1)
-    assert prompts.parse_map('{"points": [{"description": "d [Data: Reports (1)]", "score": 140}]}')[0]["score"] == 100
-    for kind, msgs in [("extract", prompts.extract_messages("t")), ("report", prompts.report_messages({}, 5, len, 8000)),
-                       ("map", prompts.map_messages("q", [])), ("reduce", prompts.reduce_messages("q", [])),
-                       ("answer", prompts.answer_messages("q", [])), ("judge", prompts.judge_messages("c", ["s"])),
-                       ("summarize", prompts.summarize_messages("t", ["a", "b"]))]:
+        replies.parse_judge('{"verdicts": [{"span": 1, "label": "maybe"}]}', 1)
+    assert replies.parse_map('{"points": [{"description": "d [Data: Reports (1)]", "score": 140}]}')[0]["score"] == 100
+    for kind, msgs in [("extract", index_prompts.extract_messages("t", ["person"])), ("report", index_prompts.report_messages({}, 5, len, 8000)),
+                       ("map", query_prompts.map_messages("q", [])), ("reduce", query_prompts.reduce_messages("q", [])),
+                       ("answer", query_prompts.answer_messages("q", [])), ("judge", query_prompts.judge_messages("c", ["s"])),
+                       ("summarize", index_prompts.summarize_messages("t", ["a", "b"]))]:
         assert prompts.MARKER_RE.search(msgs[0]["content"]).group(1) == kind
 
 
@@ -460,8 +509,8 @@ def test_server_runs_on_its_own(shared):
         else:
             pytest.fail("tests.llm_server did not start")
         req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", method="POST",
-                                     data=json.dumps({"model": "m", "messages": prompts.extract_messages(
-                                         "Abraham Lincoln wrote to Congress.")}).encode())
+                                     data=json.dumps({"model": "m", "messages": index_prompts.extract_messages(
+                                         "Abraham Lincoln wrote to Congress.", ["person"])}).encode())
         with urllib.request.urlopen(req, timeout=5) as r:
             body = json.load(r)
         assert "ABRAHAM LINCOLN" in body["choices"][0]["message"]["content"]

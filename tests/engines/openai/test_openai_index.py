@@ -14,8 +14,8 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
-from provrag.store import schema
 from provrag.config import load_config
+from provrag.store import schema
 from tests.conftest import SMALL
 from tests.llm_server import ScriptedLLMServer
 
@@ -84,7 +84,7 @@ def test_manifest_counts_match_what_the_server_saw(indexes):
     assert sum(s["calls"] for s in llm["by_stage"].values()) == llm["calls"]
     assert llm["failed"] == 0  # every injected fault was survived …
     assert sum("recovered" in e for e in llm["errors"]) >= 3  # … and recorded
-    assert indexes["first"]["llm"]["calls"] == llm["calls"]
+    assert indexes["first"].llm["calls"] == llm["calls"]  # what `index --json` reports
 
 
 def test_second_run_makes_zero_calls(indexes):
@@ -108,7 +108,7 @@ def test_full_extraction_estimate_matches_what_extraction_really_cost(indexes):
     """The estimator, run over the skeleton units provrag did extract, predicts the real bill;
     over all units it is the GraphRAG-style figure the manifest sets beside it."""
     from provrag.engines.base import StageUsage, Usage
-    from provrag.engines.openai.client import full_extraction_estimate
+    from provrag.engines.openai.cost import full_extraction_estimate
 
     m = indexes["m1"]
     real = m["llm"]["by_stage"]["extract"]

@@ -1,0 +1,55 @@
+"""The offline engine's local/basic answer: the selected sentences written out, each followed by
+the citation of the record it came from.
+
+No model writes anything here. The citations use the same `[Data: …]` grammar GraphRAG's
+models produce, so the resolver and verify treat offline and LLM answers alike. A sentence
+that continues the one before it ("This was …", "They also …") is shown after that one.
+"""
+from __future__ import annotations
+
+from provrag.config import Config
+from provrag.engines.offline.answer.selection import select
+from provrag.engines.offline.answer.wording import NO_ANSWER, closed, normalised
+
+
+def compose(picked: list[dict], records: list[dict]) -> str:
+    """Sentences each followed by its record's citation (repeated per sentence, as GraphRAG's
+    answers do, so every sentence resolves to its own source)."""
+    parts: list[str] = []
+    for text, cite in answer_texts(picked, records):
+        parts.append(closed(text) + (f" {cite}" if cite else ""))
+    return " ".join(parts)
+
+
+def answer_texts(picked: list[dict], records: list[dict]) -> list[tuple[str, str]]:
+    """(text, citation) per picked sentence; a sentence that continues the one before it
+    ("This was …", "They also …") is shown with it, unless that one is in the answer already."""
+    shown = {normalised(p["sentence"]) for p in picked}
+    out = []
+    for p in picked:
+        cite = p.get("citation") or records[p["record"]].get("citation", "")
+        text = p["sentence"]
+        ante = p.get("antecedent")
+        if ante and len(ante.split()) >= 4 and normalised(ante) not in shown:
+            text = f"{closed(ante)} {text}"
+            shown.add(normalised(ante))
+        out.append((text, cite))
+    return out
+
+
+def answer(question: str, context: list[dict], cfg: Config, idf: dict[str, float] | None = None,
+           qterms: list[str] | None = None, info: dict | None = None) -> str:
+    """Local/basic search: the best sentences of the context records, each with its citation.
+
+    idf/qterms: the index-wide idf of the question's (spelling-corrected) terms, when the
+    caller has them; otherwise idf is estimated from the context itself.
+    """
+    n = int(cfg.search.answer_sentences)
+    picked = select(question, context, n, idf, qterms=qterms, cfg=cfg, info=info)
+    if info is not None:
+        info["sentences"] = [{"record": p["record"], "score": p["score"], "cosine": p.get("cosine"), "maxsim": p.get("maxsim"),
+                              "paragraph_cosine": p.get("paragraph_cosine"),
+                              "sentence": p["sentence"][:200], "whole": not p.get("citation")} for p in picked]
+    if not picked:
+        return NO_ANSWER
+    return compose(picked, context)

@@ -1,0 +1,47 @@
+"""The offline claim judge: does this piece of evidence support, contradict, or not bear on a claim?
+
+No NLI model can be had offline here (RESEARCH.md: no trustworthy NLI weights in the registries),
+so the judge is an explicit decision procedure over features that fact-checking work shows to
+matter, computed between the claim and the best-matching span of ONE evidence text at a time
+(MiniCheck/AlignScore style: never one joined premise, so every verdict keeps its page):
+
+1. spans — the evidence is cut into sentences (pysbd, plus seams where paragraphs were glued
+   together without a space) and every window of 1..`max_window` consecutive sentences is a
+   candidate span; a leading Markdown heading is context for every span (a page's subject is
+   often only in its title).
+2. coverage — share of the claim's content words (stemmed, Snowball) found in the span, weighted
+   towards names and rare words; names (capitalised tokens) and the claim's *focus* (for a
+   question-derived claim: the answer's own words) are also measured alone, in the span and in
+   the whole evidence text (multi-hop facts sit in two sentences of one unit).
+3. agreement — numbers, years and dates of the claim must be stated in the span; a claim number
+   missing from a span that states other numbers is a contradiction signal ("renamed in 1912"
+   against "renamed … in 1913"), and so is a claim name missing from a span that otherwise matches.
+   Comparatives ("more than 3,000") are checked against the span's numbers, not matched literally.
+4. polarity — negation cues ("not", "never", "no longer", "failed to", …) counted on both sides,
+   and antonym pairs (a small hand list, see ANTONYMS) where the claim's word is missing from the
+   span but its opposite is there.
+5. similarity — character n-gram cosine between claim and span (robust to inflection and
+   transliteration), and the longest common subsequence of content words (word order: who did
+   what to whom).
+
+The features are combined linearly (logistic) into a support score and a contradiction score;
+weights and thresholds are fitted on ../shared/eval/dev only (bench/fit_judge.py) and live in
+config.toml [verify], so a user can read and change them. Decision for one span:
+- vetoes first: a negation that scopes over the claim's words on one side only, an antonym, or a
+  claim number the text never states where the span states another → never *supported*;
+- *supported* when the support score is at or above `support_threshold`;
+- else *contradicted* when the span covers at least `contradict_min_coverage` of the claim and
+  a veto fired — a claim's negation only where the span states the negated words (a span silent
+  on them is off topic, not of the other polarity) — or a claim name is missing where the span
+  names others and the contradiction score is at or above `contradict_threshold` (never on low
+  overlap alone);
+- else *unsupported*.
+
+Modules, in the order the data flows:
+  lexicon     the hand-written word lists (function words, negation cues, antonyms, number
+              words) and the judge's stem
+  quantities  numbers, dates and their bounds, and whether a claim's quantity is stated
+  analysis    a text as the judge reads it (Text, analyse) and its candidate spans
+  features    the features of a claim against the best span of one evidence text
+  decide      the fitted linear scores, the vetoes, the verdict and its reason (`judge`)
+"""

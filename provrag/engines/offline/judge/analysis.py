@@ -1,0 +1,151 @@
+"""A text as the judge reads it: content stems in order, names, numbers, negation cues
+(`analyse`), and the candidate spans of an evidence text (windows of consecutive sentences,
+read across line wraps and page breaks) that a claim is measured against."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from provrag.engines.offline.judge.lexicon import NEGATION, NUMBER_WORDS, STOP, stem
+from provrag.engines.offline.judge.quantities import Qty, quantities
+
+_WORD = re.compile(r"[A-Za-z\u00C0-\u024F][A-Za-z\u00C0-\u024F'’\-]*|\d[\d,]*(?:\.\d+)?")
+_SEAM = re.compile(r"(?:(?<=[a-z0-9][.!?])|(?<=[a-z0-9][.!?][\"')\]]))(?=[A-Z][a-z])")
+_PTB = [("-LRB-", "("), ("-RRB-", ")"), ("-LSB-", "["), ("-RSB-", "]"), ("-LCB-", "{"), ("-RCB-", "}"),
+        ("-COLON-", ":"), ("``", '"'), ("''", '"')]
+
+
+
+def normalise(text: str) -> str:
+    """Undo tokeniser escapes (PTB brackets and quotes) that real corpora carry."""
+    for a, b in _PTB:
+        text = text.replace(a, b)
+    return text
+
+
+# ---- analysis of a text ---------------------------------------------------------------------------
+
+@dataclass
+class Text:
+    """A text seen as the judge needs it: content stems (in order), names, numbers, cues."""
+
+    raw: str
+    stems: list[str] = field(default_factory=list)          # content stems in order
+    words: list[str] = field(default_factory=list)          # the surface words of `stems`
+    names: set[str] = field(default_factory=set)            # stems of capitalised words
+    numbers: list[Qty] = field(default_factory=list)         # numbers and dates
+    negations: int = 0
+    neg_at: list[int] = field(default_factory=list)         # index into `stems` of the word after each cue
+    all_stems: set[str] = field(default_factory=set)        # every stem, stop words included
+
+
+@lru_cache(maxsize=20_000)
+def analyse(text: str) -> Text:
+    t = Text(raw=text)
+    text = normalise(text)
+    t.numbers = quantities(text)
+    inside = set()
+    for q in t.numbers:
+        inside.update(range(q.start, q.end))
+    matches = list(_WORD.finditer(text))
+    pos: list[int] = []
+    for i, m in enumerate(matches):
+        tok = m.group(0)
+        low = tok.lower().replace("’", "'")
+        if low.endswith("n't"):
+            t.negations += 1
+            t.neg_at.append(len(t.stems))
+            low = low[:-3]
+        s = stem(low) if not tok[0].isdigit() else tok.replace(",", "")
+        t.all_stems.add(s)
+        if low in NEGATION:
+            # "No Quarter", "No. 1": a capitalised "No" inside a sentence is a name or an abbreviation;
+            # "not only / not just … but" adds rather than denies
+            nxt = matches[i + 1].group(0).lower() if i + 1 < len(matches) else ""
+            if not (low == "no" and (tok == "No" and i > 0 or text[m.end():m.end() + 1] == ".")) \
+                    and not (low == "not" and nxt in ("only", "just", "merely", "simply", "solely")):
+                t.negations += 1
+                t.neg_at.append(len(t.stems))
+            continue
+        if low in STOP or low in NUMBER_WORDS or (len(low) < 2 and not low.isdigit()) or m.start() in inside:
+            continue  # function words, and words of a number or date (compared as values)
+        if tok[0].isdigit():
+            continue  # numbers are compared as values, not as words
+        t.stems.append(s)
+        t.words.append(tok)
+        pos.append(m.start())
+        if tok[0].isupper() and (i > 0 or tok.isupper() or len(matches) < 3 or low not in _COMMON_START):
+            t.names.add(s)
+    import bisect
+    from dataclasses import replace
+
+    for n, q in enumerate(t.numbers):
+        a, b = bisect.bisect_left(pos, q.start), bisect.bisect_left(pos, q.end)
+        t.numbers[n] = replace(q, ctx=frozenset(t.stems[max(0, a - 3):a] + t.stems[b:b + 3]))
+    return t
+
+
+# capitalised only because they start a sentence
+_COMMON_START = frozenset("""in on at the a an this that these those it he she they there his her its their
+after before during since when while as although though however then also both some many most all
+according following today currently later early""".split())
+
+
+# ---- spans --------------------------------------------------------------------------------------
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence offsets: pysbd, then split again where paragraphs were glued ("century.First").
+
+    pysbd ends a segment at every newline, so PDF text wrapped at ~80 characters would be
+    judged line by line (a claim spread over three lines fits no two-sentence window): it reads
+    a copy of the same length in which a line wrap is a space, and so is a page break with its
+    page number ("Four of | Page 8 | the sororities"); a blank line still ends a paragraph."""
+    import pysbd
+
+    from provrag.text.sentences import trim_spans
+
+    flat = _reading_copy(text)
+    seg = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    out = []
+    for s in seg.segment(flat):
+        start, end = s.start, s.end
+        cut = start
+        for m in _SEAM.finditer(flat, start, end):
+            if m.start() - cut > 1:
+                out.append((cut, m.start()))
+                cut = m.start()
+        out.append((cut, end))
+    return trim_spans(flat, out)
+
+
+def _reading_copy(text: str) -> str:
+    """`text` with line wraps and page breaks (their page-number lines included) as spaces,
+    character for character, so offsets into it are offsets into `text`."""
+    from provrag.text.sentences import mask_furniture
+
+    masked = mask_furniture(text.replace("\r", " "), "\x00")
+    # a whitespace run holding a page number is a page break: all spaces
+    masked = re.sub(r"\s*\x00[\x00\s]*", lambda m: " " * len(m.group(0)), masked)
+    # a run of whitespace with one newline is a line wrap; with two or more, a paragraph break
+    return re.sub(r"[ \t]*\n(?:[ \t]*\n)*", lambda m: m.group(0) if m.group(0).count("\n") > 1 else " " * len(m.group(0)),
+                  masked)
+
+
+def heading(text: str) -> tuple[str, int]:
+    """A leading Markdown heading (the page subject) and where the body starts."""
+    m = re.match(r"\s*(#{1,6}\s+[^\n]+)\n", text)
+    if m:
+        return m.group(1).lstrip("#").strip(), m.end()
+    return "", 0
+
+
+def spans(text: str, max_window: int) -> list[tuple[int, int]]:
+    sents = sentences(text)
+    out = []
+    for i in range(len(sents)):
+        for w in range(1, max_window + 1):
+            if i + w > len(sents):
+                break
+            out.append((sents[i][0], sents[i + w - 1][1]))
+    return out or [(0, len(text))]

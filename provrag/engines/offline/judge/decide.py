@@ -1,0 +1,77 @@
+"""The verdict on one evidence text: fitted logistic scores over the named features
+(weights in config.toml [verify], fitted by bench/fit_judge.py), the vetoes that keep a
+conflicting span from supporting a claim, the contradiction rule, and a readable reason."""
+from __future__ import annotations
+
+import math
+
+from provrag.config import VerifySettings
+from provrag.engines.offline.judge.analysis import analyse
+from provrag.engines.offline.judge.features import FEATURES, features
+
+
+def _linear(feat: dict, weights: dict[str, float], bias: float, names=FEATURES) -> float:
+    """Logistic score of the named features; `weights` maps each feature name to its weight."""
+    z = float(bias) + sum(float(weights[n]) * float(feat[n]) for n in names)
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+CONTRA_FEATURES = ("coverage", "name_coverage", "number_conflict", "name_conflict",
+                   "negation_mismatch", "antonym", "similarity", "order")
+
+
+def _reason(feat: dict, label: str) -> str:
+    bits = [f"covers {feat['coverage']:.0%} of the claim"]
+    if feat["focus_coverage"] != feat["coverage"]:
+        bits.append(f"answer words {feat['focus_coverage']:.0%}")
+    if feat["missing_numbers"]:
+        bits.append("not stated: " + ", ".join(feat["missing_numbers"][:3]))
+    if feat["missing_words"]:
+        bits.append("missing: " + ", ".join(feat["missing_words"][:5]))
+    if feat["negation_mismatch"]:
+        bits.append("negation differs")
+    if feat["antonyms"]:
+        bits.append("opposite: " + ", ".join(feat["antonyms"][:2]))
+    if feat["name_conflict"]:
+        bits.append("other names in span")
+    return f"{label}: " + "; ".join(bits)
+
+
+def decide(feat: dict, vcfg: VerifySettings) -> tuple[str, float, float]:
+    """(label, support score, contradiction score) from one span's features and [verify] settings."""
+    s = _linear(feat, vcfg.support_weights, vcfg.support_bias)
+    c = _linear(feat, vcfg.contradict_weights, vcfg.contradict_bias, CONTRA_FEATURES)
+    # vetoes: a span that states the claim's content with the opposite polarity, an opposite
+    # word, or another value for one of its numbers cannot support it, whatever the overlap
+    veto = feat["negation_mismatch"] or feat["antonym"] or feat["number_conflict"]
+    if veto:
+        s = min(s, vcfg.support_threshold - 0.01)
+    if s >= vcfg.support_threshold:
+        return "supported", s, c
+    # a contradiction needs a positive conflict signal on a span that otherwise matches: a veto
+    # (a claim's negation only where the span states the negated words), or a name of the claim
+    # replaced by other names with a high contradiction score
+    conflict = feat["negation_conflict"] or feat["antonym"] or feat["number_conflict"]
+    if feat["coverage"] >= vcfg.contradict_min_coverage and (
+            conflict or (feat["name_conflict"] and c >= vcfg.contradict_threshold)):
+        return "contradicted", s, max(c, vcfg.contradict_threshold) if conflict else c
+    return "unsupported", s, c
+
+
+def judge(claim: str, evidence: list[str], vcfg: VerifySettings, *, focus: str | None = None) -> list[dict]:
+    """One verdict per evidence text, never one joined premise: {"label", "score", "reason",
+    "span": [start, end] of the best span in that text, "contradiction": score}. `score` is the
+    support score in [0, 1]. Bad input (None, non-strings, empty) gives "unsupported"."""
+    claim = claim if isinstance(claim, str) else ("" if claim is None else str(claim))
+    out = []
+    for ev in evidence or []:
+        ev = ev if isinstance(ev, str) else ("" if ev is None else str(ev))
+        if not claim.strip() or not ev.strip() or not (analyse(claim).stems or analyse(claim).numbers):
+            out.append({"label": "unsupported", "score": 0.0, "reason": "nothing to compare",
+                        "span": [0, 0], "contradiction": 0.0})
+            continue
+        feat = features(claim, ev, vcfg.max_window, focus)
+        label, s, c = decide(feat, vcfg)
+        out.append({"label": label, "score": round(s, 4), "reason": _reason(feat, label),
+                    "span": list(feat["span"]), "contradiction": round(c, 4)})
+    return out

@@ -1,0 +1,221 @@
+"""The features of a claim against one evidence text, each bounded in [0, 1]: coverage of
+the claim's words (weighted towards rare words and names), its numbers and dates, its focus;
+negation and antonym conflicts; character and word-order similarity. They are measured on the
+best span of the text (see the package doc); the fitted scores that combine them are decide.py's."""
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+from provrag.engines.offline.judge.analysis import (
+    Text,
+    analyse,
+    heading,
+    normalise,
+    spans,
+)
+from provrag.engines.offline.judge.lexicon import ANTONYMS, stem
+from provrag.engines.offline.judge.quantities import comparable, qty_ok
+
+
+def _covered(s: str, pool: frozenset[str]) -> bool:
+    """A claim stem is covered by a span when the span has it; or every part of a hyphenated
+    word; or a span word starts with it or it with a span word, sharing ≥ 4 letters and most of
+    the shorter word (derivations: Spain/Spanish, England/English; glued words: "CowboysMoore");
+    or a near spelling of a long word (transliterations, typos: Raghunandan/Raghunandhan)."""
+    if s in pool:
+        return True
+    if "-" in s and all(stem(p) in pool for p in s.split("-") if p):
+        return True
+    if len(s) >= 4:
+        from rapidfuzz import fuzz, process
+
+        for w in pool:
+            n = _common_prefix(s, w)
+            if n >= 4 and n >= 0.6 * min(len(s), len(w)) and (n == len(s) or n == len(w) or n >= 5):
+                return True
+        if len(s) >= 5 and process.extractOne(s, pool, scorer=fuzz.ratio, score_cutoff=85) is not None:
+            return True
+    return False
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _pool(t: Text) -> frozenset[str]:
+    pool = set(t.all_stems)
+    for s in list(pool):
+        if "-" in s:
+            pool.update(stem(p) for p in s.split("-") if p)
+    return frozenset(pool)
+
+
+def _lcs(a: list[str], b: list[str]) -> int:
+    """Longest common subsequence length (small inputs: a claim against one span)."""
+    if not a or not b:
+        return 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def _char_cosine(a: str, b: str) -> float:
+    """Cosine of character 3-gram counts (lower-cased, per word): a lexical similarity that
+    survives inflection, compounding and transliteration."""
+    def grams(s):
+        c: dict[str, int] = {}
+        for w in re.findall(r"\w+", s.lower()):
+            w = f" {w} "
+            for i in range(len(w) - 2):
+                g = w[i:i + 3]
+                c[g] = c.get(g, 0) + 1
+        return c
+    ga, gb = grams(a), grams(b)
+    if not ga or not gb:
+        return 0.0
+    dot = sum(v * gb.get(k, 0) for k, v in ga.items())
+    return dot / math.sqrt(sum(v * v for v in ga.values()) * sum(v * v for v in gb.values()))
+
+
+@lru_cache(maxsize=100_000)
+def rarity(word: str) -> float:
+    """How much a word says: 8 minus its Zipf frequency in English (wordfreq's "small" list, the
+    fast one to load: every CLI call pays it), so "put" weighs ~2.3 and "acoustics" ~4.9; words
+    too rare for the list (names, typos, "darkrooms") weigh 8."""
+    from wordfreq import zipf_frequency
+
+    return max(0.5, 8.0 - zipf_frequency(word, "en", wordlist="small"))
+
+
+NUMBER_WEIGHT = 8.0  # a number or date says as much as the rarest word
+
+
+def _antonym_hits(claim: Text, span_pool: frozenset[str]) -> list[str]:
+    hits = []
+    cs = set(claim.all_stems)
+    for a, b in ANTONYMS:
+        for x, y in ((a, b), (b, a)):
+            if x in cs and x not in span_pool and y in span_pool and y not in cs:
+                hits.append(f"{x}/{y}")
+    return hits
+
+
+def _negated(span: Text, claim_stems: set[str], pool) -> bool:
+    """Does a negation cue in the span scope over the claim's words? A cue counts when one of the
+    next three content words is a claim word ("does not form oxides"), so a negation in an
+    unrelated clause of the same span ("had not put up a notice") does not flip the claim."""
+    for i in span.neg_at:
+        if any(w in claim_stems for w in span.stems[i:i + 3]):
+            return True
+    return False
+
+
+def _claim_negated(claim: Text, pool) -> bool:
+    """Does a negation of the claim scope over words the span states? The claim's side of the
+    rule of `_negated`, used for contradiction only: "no equipment is energised without a permit"
+    is not contradicted by a span that never mentions equipment, energising or permits (that span
+    is off topic, not of the other polarity), while "was not elected" is by "was elected". A
+    claim negation the span does not state still keeps the span from supporting the claim
+    (`negation_mismatch`). A cue with no content word after it ("did not") is in scope."""
+    for i in claim.neg_at:
+        after = claim.stems[i:i + 3]
+        if not after or any(_covered(w, pool) for w in after):
+            return True
+    return False
+
+
+# every feature is bounded in [0, 1]: a linear score fitted on short dev claims must not run
+# away on a long real one (an unbounded count of missing words once did exactly that)
+FEATURES = ("coverage", "name_coverage", "unit_coverage", "focus_coverage",
+            "max_missing", "number_missing", "number_conflict", "name_conflict",
+            "negation_mismatch", "antonym", "similarity", "order", "grounded")
+
+
+def features(claim: str, evidence: str, max_window: int = 2, focus: str | None = None) -> dict:
+    """Feature values of the claim against the best span of one evidence text (see the package doc)."""
+    c = analyse(claim)
+    f_focus = analyse(focus) if focus else None
+    head, body_start = heading(evidence)
+    head_t = analyse(head) if head else None
+    head_pool = _pool(head_t) if head_t else frozenset()
+    head_nums = head_t.numbers if head_t else []
+    unit = analyse(evidence)
+    unit_pool = _pool(unit)
+    weights = [rarity(w) for w in c.words]
+    total = (sum(weights) + NUMBER_WEIGHT * len(c.numbers)) or 1.0
+    names = [s for s in dict.fromkeys(c.stems) if s in c.names]
+
+    def coverage(pool, nums):
+        hit = sum(w for s, w in zip(c.stems, weights) if _covered(s, pool))
+        hit += NUMBER_WEIGHT * sum(qty_ok(q, nums) for q in c.numbers)
+        return hit / total
+
+    def focus_coverage(pool, nums):
+        n = len(f_focus.stems) + len(f_focus.numbers)
+        if not n:
+            return 0.0
+        return (sum(_covered(s, pool) for s in f_focus.stems) + sum(qty_ok(q, nums) for q in f_focus.numbers)) / n
+
+    body = evidence[body_start:]
+    cands = [(a + body_start, b + body_start) for a, b in spans(body, max_window)] if body.strip() \
+        else [(0, len(evidence))]
+    best = None
+    for a, b in cands:
+        st = analyse(evidence[a:b])
+        pool = _pool(st) | head_pool
+        nums = st.numbers + head_nums
+        cov = coverage(pool, nums)
+        order = _lcs(c.stems, st.stems) / max(1, len(c.stems))
+        # with a focus (the answer of a question), the span must be the one that states it
+        fkey = focus_coverage(pool, nums) if f_focus is not None else 0.0
+        key = (round(fkey, 6), round(cov, 6), order, -(b - a))
+        if best is None or key > best[0]:
+            best = (key, a, b, st, pool, nums, cov, order)
+    _, a, b, st, pool, nums, cov, order = best
+    miss_idx = [i for i, s in enumerate(c.stems) if not _covered(s, pool)]
+    # with a focus, the question's own quantities are given context: only the answer's are checked
+    checked = f_focus.numbers if f_focus is not None else c.numbers
+    num_missing = [q for q in checked if not qty_ok(q, nums)]
+    name_missing = [s for s in names if not _covered(s, pool)]
+    span_names = st.names - set(c.stems)
+    if f_focus is not None and (f_focus.stems or f_focus.numbers):
+        focus_cov = focus_coverage(pool, nums)
+    else:
+        focus_cov = cov
+    ant = _antonym_hits(c, pool)
+    return {
+        "span": (a, b),
+        "missing_words": [c.words[i] for i in miss_idx],
+        "missing_numbers": [(focus if f_focus is not None else claim)[q.start:q.end] for q in num_missing],
+        "antonyms": ant,
+        "coverage": cov,
+        "name_coverage": (1 - len(name_missing) / len(names)) if names else 1.0,
+        "unit_coverage": coverage(unit_pool, unit.numbers),
+        "focus_coverage": focus_cov,
+        "max_missing": max([weights[i] for i in miss_idx] + [0.0]) / 8.0,   # rarest missing word, 0..1
+        "number_missing": float(bool(num_missing)),
+        # a claim number the whole text never states, where the span states one of its kind
+        "number_conflict": float(any(comparable(q, nums) and not qty_ok(q, unit.numbers + head_nums)
+                                     for q in num_missing)),
+        "name_conflict": float(bool(name_missing) and bool(span_names)),
+        "negation_mismatch": float((c.negations > 0) != _negated(st, set(c.stems), pool)),
+        # the stricter form a contradiction needs: the claim's negation must bear on what the span states
+        "negation_conflict": float(_claim_negated(c, pool) != _negated(st, set(c.stems), pool)),
+        "antonym": float(bool(ant)),
+        "similarity": _char_cosine(normalise(claim), normalise(evidence[a:b])),
+        "order": order,
+        # the answer words stated AND the rest of the claim found in the same text: an answer
+        # word alone ("1912", "earlier") in an unrelated text is no support
+        "grounded": focus_cov * coverage(unit_pool, unit.numbers),
+    }

@@ -1,0 +1,80 @@
+"""The judge's word lists and stem: hand-written, because the judge must run with no
+downloaded lexicon (no WordNet, no NLI model offline), and shared by its quantity reader
+(units after a number) and its text analysis (content words, negation cues, antonyms)."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from provrag.text.words import stem as snowball_stem
+
+# Function words. sklearn's English list is not used as is: it treats meaning-bearing words
+# ("first", "last", "never", "more", "less", "system", "fire", "bill") as stop words.
+STOP = frozenset("""
+a an the and or but if then than that this these those there here of in on at by for from to with
+into onto upon as is are was were be been being am do does did doing done has have had having
+it its it's he him his she her hers they them their theirs we us our ours you your yours i me my
+mine who whom whose which what when where why how whether while also too very so such just
+can could may might must shall should will would about around via per etc eg ie
+one's oneself himself herself itself themselves ourselves yourself yourselves
+some any each every all both either neither other others another same own
+s t d ll m re ve
+""".split())
+
+NEGATION = frozenset("""not no never none nobody nothing neither nor without cannot cant n't
+dont doesnt didnt isnt wasnt arent werent hasnt havent hadnt wont wouldnt couldnt shouldnt
+unable fail fails failed failing refuse refused refuses lack lacks lacked deny denied denies
+""".split())
+
+# Opposites that flip a claim without a negation word. Hand list (no offline WordNet here);
+# each pair is symmetric and matched on Snowball stems. No ("with", "without"): "without" is a
+# negation cue, judged in its scope; as an unscoped pair any "met with" contradicted "without a permit".
+ANTONYMS = [
+    ("more", "less"), ("more", "fewer"), ("most", "least"), ("increas", "decreas"),
+    ("rise", "fall"), ("rose", "fell"), ("gain", "loss"), ("win", "lose"), ("won", "lost"),
+    ("win", "defeat"), ("before", "after"), ("earli", "later"), ("first", "last"),
+    ("begin", "end"), ("start", "end"), ("start", "finish"), ("high", "low"), ("higher", "lower"),
+    ("highest", "lowest"), ("larg", "small"), ("larger", "smaller"), ("largest", "smallest"),
+    ("big", "small"), ("bigger", "smaller"), ("biggest", "smallest"), ("long", "short"),
+    ("longer", "shorter"), ("longest", "shortest"), ("old", "young"), ("older", "younger"),
+    ("oldest", "youngest"), ("old", "new"), ("above", "below"), ("over", "under"),
+    ("major", "minor"), ("maximum", "minimum"), ("posit", "negat"), ("success", "failur"),
+    ("accept", "reject"), ("allow", "forbid"), ("allow", "prohibit"), ("includ", "exclud"),
+    ("open", "close"), ("alive", "dead"), ("male", "femal"),
+    ("man", "woman"), ("men", "women"), ("husband", "wife"), ("son", "daughter"),
+    ("father", "mother"), ("brother", "sister"), ("king", "queen"), ("north", "south"),
+    ("east", "west"), ("northern", "southern"), ("eastern", "western"), ("intern", "domest"),
+    ("public", "privat"), ("urban", "rural"), ("modern", "ancient"), ("true", "fals"),
+    ("right", "wrong"), ("good", "bad"), ("best", "worst"), ("better", "wors"),
+    ("strong", "weak"), ("rich", "poor"), ("hot", "cold"), ("warm", "cool"), ("fast", "slow"),
+    ("easi", "difficult"), ("easi", "hard"), ("entir", "partial"), ("alway", "never"),
+    ("everi", "none"), ("all", "none"), ("present", "absent"),
+    ("support", "oppos"), ("agre", "disagre"), ("like", "dislik"), ("love", "hate"),
+    ("friend", "enemi"), ("ally", "enemi"), ("legal", "illeg"), ("import", "export"),
+    ("buy", "sell"), ("bought", "sold"), ("arriv", "depart"), ("enter", "exit"),
+    ("fiction", "nonfict"), ("comedi", "drama"), ("comedi", "tragedi"), ("film", "televis"),
+    ("film", "seri"), ("movi", "televis"), ("singl", "marri"), ("only", "mani"), ("exclus", "primarili"),
+    ("sole", "joint"), ("full", "part"), ("full-tim", "part-tim"), ("profession", "amateur"),
+    ("same", "differ"), ("similar", "differ"), ("possibl", "imposs"), ("like", "unlik"),
+    ("abl", "unabl"), ("known", "unknown"), ("popular", "unpopular"), ("success", "unsuccess"),
+]
+
+NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+    "hundred": 100, "once": 1, "twice": 2, "thrice": 3, "single": 1, "double": 2, "triple": 3,
+    "dozen": 12, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6,
+    "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
+}
+
+
+@lru_cache(maxsize=100_000)
+def stem(word: str) -> str:
+    """A word's Snowball stem after the judge's folding: lower case, curly apostrophes made
+    straight, a possessive "'s" and edge quotes or hyphens dropped ("Ward's" matches "Ward")."""
+    w = word.lower().strip("'’-").replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    return snowball_stem(w)
+

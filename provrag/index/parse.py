@@ -1,0 +1,184 @@
+"""PARSE: one file's bytes → its text (and page texts where the format has pages).
+
+Per format, run inside a load worker process (load.py walks the folder and runs the pool):
+- PDF through provrag/index/pdf.py (pypdfium2 by default, chosen by measurement).
+- DOCX, PPTX and HTML through docling's declarative backends driven directly by its
+  `SimplePipeline`, because `docling.document_converter` imports torch even for DOCX.
+- Plain text and Markdown read as they are (see `_read_text`).
+- gzip is looked through by its magic bytes, with a cap on the decompressed size.
+`parse_file` never raises: a file it cannot read comes back `failed` (or `skipped`, for a file
+deliberately not indexed) with a one-line error, so no file can crash the run.
+"""
+from __future__ import annotations
+
+import codecs
+import gzip
+import logging
+from pathlib import Path
+
+from provrag.index.pdf import LoadError, parse_pdf
+
+# Bump when a parser change alters any output: it is part of every parse-cache key.
+LOADER_VERSION = "1"
+
+
+def one_line(message: str, limit: int = 300) -> str:
+    """An error as the one line the documents table and the CLI show (whitespace collapsed, capped)."""
+    line = " ".join(str(message).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class _Skip(LoadError):
+    """A file deliberately not indexed (status 'skipped' rather than 'failed')."""
+
+
+def _gunzip(path: Path, max_bytes: int) -> bytes:
+    """Decompress with a cap, so a small .gz that expands to gigabytes is refused, not loaded."""
+    try:
+        with gzip.open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
+    except (OSError, EOFError) as e:
+        raise LoadError(f"damaged gzip data: {e}") from None
+    if len(data) > max_bytes:
+        raise LoadError(f"decompressed size exceeds [load] max_file_mb ({max_bytes // 1_000_000} MB)")
+    return data
+
+
+def _read_text(data: bytes, max_line_chars: int) -> tuple[str, dict]:
+    """UTF-8 (or a UTF-16/32 file with its BOM), else failed.
+
+    Invalid UTF-8 fails on purpose rather than being decoded with replacement characters or
+    a guessed code page: a wrong guess puts words into the index that are not in the file,
+    so quotes and claim checks would cite text the user cannot find. The error names the
+    offending byte and offset so the file can be fixed.
+    Markdown is kept as written (not re-rendered by docling's Markdown backend), so a quote
+    is exactly what the user sees when opening the file.
+    """
+    enc = "utf-8"
+    for bom, name in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"),
+                      (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+                      (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            enc = name
+            break
+    try:
+        text = data.decode(enc)
+    except UnicodeDecodeError as e:
+        raise LoadError(f"not valid {enc.upper()} text (byte 0x{data[e.start]:02x} at offset {e.start}); "
+                        "save it as UTF-8 to index it") from None
+    if "\x00" in text:
+        raise LoadError("binary content (NUL bytes), not text")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    longest = max(map(len, text.split("\n")), default=0)
+    if max_line_chars and longest > max_line_chars:
+        raise _Skip(f"a line of {longest:,} characters: not line-structured text (minified or generated "
+                    f"data?); raise [load] max_line_chars to index it")
+    return text, {"encoding": enc}
+
+
+_PIPELINE = None
+
+
+def _docling(data: bytes, fmt: str, name: str):
+    """docling's declarative backend for fmt through SimplePipeline (no torch, no models)."""
+    global _PIPELINE
+    from io import BytesIO
+
+    from docling.datamodel.base_models import InputFormat
+    from docling.datamodel.document import InputDocument
+    from docling.datamodel.pipeline_options import ConvertPipelineOptions
+    from docling.pipeline.simple_pipeline import SimplePipeline
+
+    if fmt == "docx":
+        from docling.backend.msword_backend import MsWordDocumentBackend as backend
+        kind = InputFormat.DOCX
+    elif fmt == "pptx":
+        from docling.backend.mspowerpoint_backend import MsPowerpointDocumentBackend as backend
+        kind = InputFormat.PPTX
+    else:
+        from docling.backend.html_backend import HTMLDocumentBackend as backend
+        kind = InputFormat.HTML
+    if _PIPELINE is None:
+        for noisy in ("docling", "bs4"):  # per-file problems are reported in `error`, not logged
+            logging.getLogger(noisy).setLevel(logging.ERROR)
+        _PIPELINE = SimplePipeline(ConvertPipelineOptions())
+    doc_in = InputDocument(path_or_stream=BytesIO(data), format=kind, backend=backend, filename=name)
+    if not doc_in.valid:
+        raise LoadError(f"docling cannot open this {fmt.upper()} file (damaged or not a {fmt.upper()})")
+    return _PIPELINE.execute(doc_in, raises_on_error=True).document
+
+
+def _html_has_body_text(data: bytes) -> bool:
+    import lxml.html
+
+    try:
+        root = lxml.html.document_fromstring(data)
+    except Exception:  # lxml raises ParserError on a document with no elements at all
+        return False
+    for head in root.findall("head"):
+        root.remove(head)
+    return bool(root.text_content().strip())
+
+
+def parse_file(path: str, fmt: str, opts: dict) -> dict:
+    """Parse one file; never raises. Returns the parse-derived fields of a LoadedDocument."""
+    out = {"status": "ok", "error": None, "text": "", "page_texts": None, "page_labels": None,
+           "title": None, "metadata": {}}
+    try:
+        p = Path(path)
+        max_bytes = int(opts["max_file_mb"] * 1_000_000)
+        with p.open("rb") as f:
+            head = f.read(1024)
+        compressed = head[:2] == b"\x1f\x8b"
+        if compressed:
+            data = _gunzip(p, max_bytes)
+            out["metadata"]["compression"] = "gzip"
+            head = data[:1024]
+        else:
+            data = None  # read lazily: pdfium reads a PDF from its path without loading it whole
+        if not head:
+            raise _Skip("empty file")
+        if fmt == "pdf":
+            if b"%PDF" not in head:
+                raise LoadError("not a PDF (no %PDF header)")
+            res = parse_pdf(data if compressed else p, opts["pdf_backend"], p.name, ocr=opts["ocr"])
+            out.update(page_texts=res["pages"], page_labels=res["page_labels"], title=res["title"])
+            out["metadata"].update(res["metadata"])
+        else:
+            data = data if compressed else p.read_bytes()
+            if fmt in ("txt", "md"):
+                text, meta = _read_text(data, opts["max_line_chars"])
+                out["text"] = text
+                out["metadata"].update(meta)
+            else:
+                if fmt == "html" and b"\x00" in data[:65536]:
+                    raise LoadError("binary content (NUL bytes), not HTML")
+                if fmt == "html" and not _html_has_body_text(data):
+                    raise LoadError("HTML without body text")
+                doc = _docling(data, fmt, p.name)
+                if fmt == "pptx":  # docling numbers slides from 1 as pages; keep the numbers as they are
+                    out["page_texts"] = [doc.export_to_text(page_no=k).strip()
+                                         for k in range(1, max(doc.pages, default=0) + 1)]
+                else:
+                    out["text"] = doc.export_to_text().strip()
+        if out["page_texts"] is not None:
+            out["text"] = "\n\n".join(out["page_texts"])
+        if not out["text"].strip():
+            raise LoadError("no text found in the file")
+    except _Skip as e:
+        out.update(status="skipped", error=one_line(e), text="", page_texts=None, page_labels=None)
+    except LoadError as e:
+        out.update(status="failed", error=one_line(e), text="", page_texts=None, page_labels=None)
+    except Exception as e:  # any parser bug or damaged input: this file fails, the run goes on
+        out.update(status="failed", error=one_line(f"{type(e).__name__}: {e}"), text="",
+                   page_texts=None, page_labels=None)
+    return out
+
+
+def result_options(fmt: str, opts: dict) -> dict:
+    """The settings a parse result of this format depends on (part of its cache key)."""
+    if fmt == "pdf":
+        return {"pdf_backend": opts["pdf_backend"], "ocr": opts["ocr"]}
+    if fmt in ("txt", "md"):
+        return {"max_line_chars": opts["max_line_chars"]}
+    return {}

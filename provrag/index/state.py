@@ -1,0 +1,49 @@
+"""The state of one `provrag index` run: what it was given, and each table as its stage left it.
+
+A typed object instead of a dict of tables, so a reader of pipelines/index.py sees which stage
+makes which table and what type it has. Every table is a polars frame with the contract's
+columns (provrag/index/tables.py) from the stage that makes it to the write; later stages
+fill columns, they never change a table's representation:
+
+    load         documents            (text_unit_ids null, plus the run's PAGES column)
+    chunk        text_units           (skeleton and graph columns null); documents.text_unit_ids
+    embed        embedder, vectors    (one row per text unit, in text_units order)
+    skeleton     keywords;            text_units.is_skeleton / skeleton_score
+    extract      entities, relationships; text_units.entity_ids / relationship_ids
+    communities  communities
+    reports      community_reports
+    write        the parquet files, the embedder and the BM25 term table, from the above
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from provrag.config import Config
+
+if TYPE_CHECKING:  # heavy or engine modules: for the annotations only
+    import numpy as np
+    import polars as pl
+
+    from provrag.embeddings import Embedder
+    from provrag.engines.base import Engine
+
+
+@dataclass
+class IndexRun:
+    docs: Path                  # the folder indexed (absolute)
+    out: Path                   # the index folder the run replaces when it succeeds
+    tmp: Path                   # where the run writes until then (store/writer.py)
+    cfg: Config
+    engine: Engine
+    progress: Any = None        # a views.progress.StageProgress, or None for no display
+    documents: pl.DataFrame | None = None
+    text_units: pl.DataFrame | None = None
+    embedder: Embedder | None = None
+    vectors: np.ndarray | None = None
+    keywords: pl.DataFrame | None = None
+    entities: pl.DataFrame | None = None
+    relationships: pl.DataFrame | None = None
+    communities: pl.DataFrame | None = None
+    community_reports: pl.DataFrame | None = None

@@ -1,0 +1,33 @@
+"""Stage 8 — write: the run's tables as the contract's parquet files, the embedder, the BM25 terms.
+
+The one place a frame becomes Arrow (tables.to_arrow: the contract's columns and types, the
+run's own columns left out). Everything goes into the run's temporary folder; the pipeline
+swaps it into place afterwards (store/writer.py), so readers never see half an index.
+"""
+from __future__ import annotations
+
+from provrag.embeddings.base import EMBEDDER_DIR
+from provrag.index.state import IndexRun
+from provrag.index.tables import to_arrow
+from provrag.store import schema
+from provrag.store import writer as store
+
+
+def write_index(run: IndexRun) -> None:
+    """Every table, the embeddings, the fitted embedder and the term table into `run.tmp`."""
+    import pyarrow as pa
+
+    from provrag.store.terms import write_terms
+
+    tables = {schema.DOCUMENTS: run.documents, schema.TEXT_UNITS: run.text_units, schema.ENTITIES: run.entities,
+              schema.RELATIONSHIPS: run.relationships, schema.COMMUNITIES: run.communities,
+              schema.COMMUNITY_REPORTS: run.community_reports, schema.KEYWORDS: run.keywords}
+    for name, df in tables.items():
+        store.write_table(run.tmp, name, to_arrow(name, df))
+    vec_type = pa.list_(pa.float32())
+    ids = run.text_units[schema.ID].to_list()
+    vectors = pa.array(list(run.vectors), vec_type) if ids else pa.array([], vec_type)
+    store.write_table(run.tmp, schema.EMBEDDINGS, pa.table({schema.ID: pa.array(ids, pa.string()), "vector": vectors},
+                                                           schema=schema.SCHEMAS[schema.EMBEDDINGS]))
+    run.embedder.save(run.tmp / EMBEDDER_DIR)
+    write_terms(run.tmp, run.text_units)  # the BM25 term table of ask/verify retrieval

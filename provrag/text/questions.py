@@ -1,0 +1,47 @@
+"""What a question asks for, read from its wording alone (no index, no model).
+
+Two readers need this before any text is ranked: search chooses GraphRAG's global method for
+a question about the whole collection (`is_broad`), and the offline answerer prefers the
+sentence that holds the kind of thing asked for (`answer_type`: a date for "when", a number
+for "how many"). Both are rules over the question's words, so they live with the other text
+rules rather than inside an engine or a search method.
+"""
+from __future__ import annotations
+
+import re
+
+_BROAD = re.compile(
+    r"\b(main|key|major|overall|common|recurring|central|general|top)\s+(themes?|topics?|ideas?|points?|issues?|"
+    r"findings?|takeaways?|messages?|trends?|subjects?|concerns?)\b"
+    r"|\b(summari[sz]e|summary|overview|gist|in general|as a whole|across (all|the) (documents?|texts?|files?|sources?))\b"
+    r"|\bwhat (is|are) (this|these|the) (documents?|corpus|collection|texts?|books?|files?|reports?|dataset)\b.*\babout\b"
+    r"|\bwhat (is|are) .{1,60}\babout\??$", re.I)
+
+_DATE = re.compile(r"^(when|what (year|month|day|date|time|century|decade|period)|in (what|which) (year|month|century|decade))\b")
+_DATE_ANYWHERE = re.compile(r"\b(what|which) (year|month|date|century|decade)\b")
+_NUMBER = re.compile(r"^how (many|much|long|old|far|large|big|tall|high|often)\b")
+_NUMBER_ANYWHERE = re.compile(r"\b(how many|how much|what (percentage|percent|number|amount|fraction|proportion))\b")
+_NAME = re.compile(r"^(who|whom|whose)\b")
+_NAME_ANYWHERE = re.compile(r"\b(what|which) (person|man|woman|company|organi[sz]ation|team|group)\b")
+_PLACE = re.compile(r"^where\b")
+_PLACE_ANYWHERE = re.compile(r"\b(what|which) (city|country|place|state|region|river|location)\b")
+
+
+def is_broad(question: str) -> bool:
+    """A question about the whole collection (themes, summary, overview): GraphRAG's global case."""
+    return bool(_BROAD.search(question or ""))
+
+
+def answer_type(question: str) -> str | None:
+    """"date", "number", "name" or "place" when the question's wording asks for one, else None
+    (a "what is" or "why" question can be answered by any kind of sentence)."""
+    q = question.lower().strip()
+    if _DATE.match(q) or _DATE_ANYWHERE.search(q):
+        return "date"
+    if _NUMBER.match(q) or _NUMBER_ANYWHERE.search(q):
+        return "number"
+    if _NAME.match(q) or _NAME_ANYWHERE.search(q):
+        return "name"
+    if _PLACE.match(q) or _PLACE_ANYWHERE.search(q):
+        return "place"
+    return None

@@ -1,0 +1,31 @@
+"""An answer checked against an index: claims, then evidence and a verdict for each, then metrics.
+
+The answer is cut into claims (provrag/verify/claims.py), each claim is checked on its own
+(provrag/verify/evidence.py: cited and retrieved units, one verdict each) with one judge whose
+cache spans the whole answer, and the answer's metrics are summed up (provrag/verify/verdicts.py).
+"""
+from __future__ import annotations
+
+from provrag.config import Config
+from provrag.results import VerifyResult
+from provrag.verify.claims import split_claims
+from provrag.verify.evidence import check_claim
+from provrag.verify.verdicts import Judge, summarise
+
+
+def verify_answer(reader, answer: str, cfg: Config, question: str | None = None, engine=None,
+                  progress=None) -> VerifyResult:
+    """Each claim of `answer` with its verdict and evidence over an open index, and the metrics.
+    `question` makes short answers checkable (claims.question_to_claim); `engine` defaults to
+    the configured one; `progress()` is called after each claim."""
+    if engine is None:
+        from provrag.engines import get_engine
+
+        engine = get_engine(cfg)
+    judge = Judge(engine)
+    checks = []
+    for claim in split_claims(answer, question):
+        checks.append(check_claim(reader, claim, judge, cfg))
+        if progress is not None:
+            progress()
+    return VerifyResult(method=judge.method, claims=checks, summary=summarise(checks), question=question)

@@ -1,0 +1,123 @@
+"""Verdicts and the typed verify result on a real GraphRAG index (the Dulce fixture, v1): the
+judge's per-run cache, verdict normalisation, RefChecker's rule, ALCE's metrics, the JSON shape
+of evidence, and the one place a verify trace keeps its result."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from provrag.config import load_config
+from provrag.engines.offline import OfflineEngine
+from provrag.results import Verdict
+from provrag.store.reader import open_index
+from provrag.verify.claims import split_claims
+from provrag.verify.verdicts import Judge, normalise_verdict, summarise, verdict_of
+from tests.conftest import DULCE
+
+pytestmark = pytest.mark.usefixtures("shared")
+V1 = DULCE / "index-2025-v1"
+CFG = load_config(overrides={"verify": {"top_k_cited": 2, "top_k_retrieved": 3}})
+# the evidence keys `verify --json` has always written: the contract's Source, the unit and the
+# quote's offsets (null on a GraphRAG unit), then the verdict
+EVIDENCE_KEYS = {"document", "path", "page_start", "page_end", "page_label", "text_unit_id", "quote", "via", "score",
+                 "text_unit", "char_start", "char_end", "label", "reason", "route"}
+
+
+def _answer() -> str:
+    return json.loads((V1 / "answers" / "local_search_0.json").read_text())["answer"]
+
+
+def _texts(n: int) -> dict[str, str]:
+    with open_index(V1) as r:
+        return dict(r.con.execute(f"SELECT id, text FROM text_units ORDER BY human_readable_id LIMIT {n}").fetchall())
+
+
+class CountingEngine(OfflineEngine):
+    """The offline engine, counting the texts it is asked to judge."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.judged: list[str] = []
+
+    def judge(self, claim, evidence, focus=None):
+        self.judged.extend(evidence)
+        return super().judge(claim, evidence, focus=focus)
+
+
+def test_judge_asks_the_engine_once_per_claim_and_text():
+    engine = CountingEngine(CFG)
+    judge = Judge(engine)
+    claim = split_claims(_answer())[0]
+    texts = _texts(4)
+    first = dict(list(texts.items())[:3])
+    got = judge(claim, first)
+    assert list(got) == list(first) and len(engine.judged) == 3
+    again = judge(claim, texts)                     # three cached, one new
+    assert list(again) == list(texts) and len(engine.judged) == 4
+    assert all(again[k] == got[k] for k in first)
+    # the cached verdict is the engine's own, normalised
+    direct = OfflineEngine(CFG).judge(claim.text, list(texts.values()), focus=claim.focus)
+    assert [v.label for v in again.values()] == [v.label for v in direct]
+    assert [v.score for v in again.values()] == [round(v.score, 4) for v in direct]
+    assert judge.method == "offline"
+
+
+def test_a_verdict_is_normalised_and_given_a_span_when_the_engine_names_none():
+    claim = "Agent Alex Mercer is a member of the Paranormal Military Squad."
+    text = next(t for t in _texts(40).values() if "Mercer" in t)
+    v = normalise_verdict(Verdict("SUPPORTS", "0.912345", None, None), claim, text)   # a model's loose reply
+    assert v.label == "unsupported" and v.score == 0.9123 and v.reason == ""
+    a, b = v.span
+    assert 0 <= a < b <= len(text) and "Mercer" in text[a:b]
+    kept = normalise_verdict(Verdict("supported", 0.5, "x" * 400, (3, 9)), claim, text)
+    assert kept == Verdict("supported", 0.5, "x" * 300, (3, 9))
+
+
+def test_refchecker_rule_across_units():
+    assert verdict_of(["unsupported", "contradicted", "supported"]) == "supported"
+    assert verdict_of(["unsupported", "contradicted"]) == "contradicted"
+    assert verdict_of(["unsupported"]) == verdict_of([]) == "unsupported"
+
+
+def test_graphrag_answer_evidence_json_and_alce_metrics():
+    from provrag.verify.check import verify_answer
+
+    with open_index(V1) as r:
+        res = verify_answer(r, _answer(), CFG)
+    doc = res.to_json()
+    assert doc["method"] == "offline" and len(doc["claims"]) == res.summary["claims"] >= 5
+    for c in doc["claims"]:
+        for e in c["cited"] + c["evidence"]:
+            # a GraphRAG unit has no offsets: the keys stay, null; no answer-sentence number appears
+            assert set(e) == EVIDENCE_KEYS, sorted(set(e) ^ EVIDENCE_KEYS)
+            assert e["char_start"] is None and e["char_end"] is None and e["text_unit"] is not None
+    # ALCE, by hand from the claims: recall over every claim, precision over every cited id
+    cits = [x for c in res.claims for x in c.citations]
+    assert cits, "the v1 answer cites entities and reports"
+    assert res.summary["citation_recall"] == round(sum(c.cited_supports for c in res.claims) / len(res.claims), 4)
+    assert res.summary["citation_precision"] == round(sum(x["supports"] for x in cits) / len(cits), 4)
+    assert summarise(res.claims) == res.summary
+    assert sum(res.summary[k] for k in ("supported", "contradicted", "unsupported")) == len(res.claims)
+
+
+def test_verify_trace_keeps_its_result_in_one_place(tmp_path, monkeypatch):
+    """The verify trace stores the claims and summary once, in trace["verify"]; the report reads
+    them from there and from nowhere else."""
+    from provrag.pipelines.report import stored_verify_result
+    from provrag.pipelines.verify import run_verify
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    idx = tmp_path / "v1"
+    shutil.copytree(V1, idx)
+    res = run_verify(idx, CFG, answer=_answer(), question="Who is on the team?")
+    assert res.trace_file and res.trace_error is None and res.trace["kind"] == "verify"
+    doc = res.to_json()
+    stored = stored_verify_result(res.trace)
+    assert stored == {"claims": doc["claims"], "summary": doc["summary"]}
+    assert [k for k, v in res.trace.items() if isinstance(v, dict) and "claims" in v] == ["verify"]
+    assert res.supported_ratio == doc["summary"]["supported_ratio"]
+    assert stored_verify_result({"result": stored}) is None and stored_verify_result(dict(stored)) is None
+    assert {"trace_id", "question", "method", "source", "claims", "summary", "trace_file"} == set(doc)
+    assert doc["source"] == {"from": "argument"} and doc["question"] == "Who is on the team?"
