@@ -164,39 +164,6 @@ def index(
 
 
 @app.command()
-def resolve(
-    text: Optional[str] = typer.Argument(None, help="Answer text or a [Data: …] citation; '-' reads stdin."),
-    index_dir: Path = IndexOpt,
-    answer_file: Optional[Path] = typer.Option(None, "--answer-file", "-f",
-                                               help="Read the answer from a file (text, or JSON with an \"answer\" key)."),
-    top: Optional[int] = typer.Option(None, "--top", "-k", help="Sources per cited sentence (default [resolve] top_k)."),
-    config: Optional[Path] = ConfigOpt,
-    as_json: bool = JsonOpt,
-):
-    """Resolve every [Data: …] citation to document, page and quote, without asking anything.
-
-    \b
-    Example:
-      provrag resolve "[Data: Sources (3)]" --index output
-      provrag resolve --answer-file answer.md --index graphrag/output --json
-    """
-    from provrag.pipelines.resolve import run_resolve
-
-    if (text is None) == (answer_file is None):
-        usage("give the answer text, '-' to read stdin, or --answer-file F (exactly one)")
-    if top is not None and top < 1:
-        usage(f"--top must be at least 1 (got {top})")
-    cfg = load_cfg(config)
-    result = run_resolve(index_dir, read_text_arg(text, answer_file), cfg, top_k=top)
-    if as_json:
-        emit_json(result.to_json())
-    else:
-        from provrag.views.resolve import resolve_view
-
-        _console().print(resolve_view(result))
-
-
-@app.command()
 def ask(
     question: str = typer.Argument(..., help="The question ('-' reads it from stdin)."),
     index_dir: Path = IndexOpt,
@@ -231,98 +198,36 @@ def ask(
 
 
 @app.command()
-def trace(
-    trace_id: str = typer.Argument(..., help="A trace id as printed by ask (a unique prefix is enough; 'last' is the latest ask)."),
-    index_dir: Optional[Path] = typer.Option(None, "--index", "-i",
-                                             help="Index whose traces to search (default: every folder traces were saved to)."),
-    fmt: str = typer.Option("tree", "--format", "-f", help="tree | json | prov (W3C PROV JSON-LD)."),
-):
-    """Show one stored query trace: its stages, candidates, context, answer and sources.
-
-    \b
-    Example:
-      provrag trace last --index output
-      provrag trace 3f2a --format prov > trace.jsonld
-    """
-    from provrag.store.traces import load_trace
-
-    if fmt not in ("tree", "json", "prov"):
-        usage(f"unknown --format '{fmt}' (expected tree, json or prov)")
-    t = load_trace(trace_id, index_dir)
-    if fmt == "json":
-        emit_json(t)
-    elif fmt == "prov":
-        from provrag.query.trace import to_prov
-
-        emit_json(to_prov(t))
-    else:
-        from provrag.views.ask import trace_tree
-
-        _console().print(trace_tree(t))
-
-
-@app.command("log")
-def log_(
-    text: Optional[str] = typer.Argument(None, help="Only traces whose question, answer, method or id contains this."),
-    index_dir: Optional[Path] = typer.Option(None, "--index", "-i",
-                                             help="Index whose traces to list (default: every folder traces were saved to)."),
-    n: int = typer.Option(20, "-n", help="How many (most recent first)."),
-    kind: Optional[str] = typer.Option(None, "--kind", help="Only traces of this kind (ask, verify)."),
-    as_json: bool = JsonOpt,
-):
-    """List recent queries (and verify runs) with their trace ids.
-
-    \b
-    Example:
-      provrag log
-      provrag log boiler --index output --kind verify -n 5 --json
-    """
-    from provrag.store.traces import list_traces
-
-    if n < 0:
-        usage(f"-n must be 0 or more (got {n})")
-    if index_dir is not None and not index_dir.is_dir():
-        usage(f"no such index folder: {index_dir}")
-    rows = list_traces(index_dir, n=n, text=text, kind=kind)
-    if as_json:
-        emit_json(rows)
-    elif not rows:
-        _console(True).print("no stored traces" + (f" matching '{text}'" if text else ""))
-    else:
-        from provrag.views.ask import log_table
-
-        out = _console()
-        out.print(log_table(rows, out.width))
-
-
-@app.command()
-def report(
+def resolve(
+    text: Optional[str] = typer.Argument(None, help="Answer text or a [Data: …] citation; '-' reads stdin."),
     index_dir: Path = IndexOpt,
-    out_file: Path = typer.Option(..., "--out", "-o", help="HTML file to write (one self-contained file)."),
-    trace_id: Optional[str] = typer.Option(None, "--trace", "-t", help="A stored ask or verify trace id."),
-    verify_json: Optional[Path] = typer.Option(None, "--verify-json", "-f", help="A file written by `provrag verify --json`."),
-    max_pages: int = typer.Option(8, "--max-pages", help="At most this many PDF page images (keeps the file small)."),
+    answer_file: Optional[Path] = typer.Option(None, "--answer-file", "-f",
+                                               help="Read the answer from a file (text, or JSON with an \"answer\" key)."),
+    top: Optional[int] = typer.Option(None, "--top", "-k", help="Sources per cited sentence (default [resolve] top_k)."),
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
 ):
-    """Write an HTML audit report: claims by verdict, evidence pages highlighted, the query trace.
+    """Resolve every [Data: …] citation to document, page and quote, without asking anything.
 
     \b
     Example:
-      provrag report --trace last --index output --out report.html
-      provrag verify --answer-file a.md --index output --json > v.json
-      provrag report --verify-json v.json --index output --out report.html
+      provrag resolve "[Data: Sources (3)]" --index output
+      provrag resolve --answer-file answer.md --index graphrag/output --json
     """
-    from provrag.pipelines.report import run_report
+    from provrag.pipelines.resolve import run_resolve
 
+    if (text is None) == (answer_file is None):
+        usage("give the answer text, '-' to read stdin, or --answer-file F (exactly one)")
+    if top is not None and top < 1:
+        usage(f"--top must be at least 1 (got {top})")
     cfg = load_cfg(config)
-    res = run_report(index_dir, out_file, trace_id=trace_id, verify_json=verify_json, max_pages=max_pages, cfg=cfg)
+    result = run_resolve(index_dir, read_text_arg(text, answer_file), cfg, top_k=top)
     if as_json:
-        emit_json(res)
+        emit_json(result.to_json())
     else:
-        _console().print(f"wrote {res['out']} ({res['bytes'] / 1024:.0f} KiB): {res['claims']} claims — "
-                         f"{res['supported']} supported, {res['contradicted']} contradicted, "
-                         f"{res['unsupported']} unsupported; {res['page_images']} page images", highlight=False)
+        from provrag.views.resolve import resolve_view
+
+        _console().print(resolve_view(result))
 
 
 @app.command()
@@ -374,6 +279,101 @@ def verify(
     ratio = result.supported_ratio
     if fail_under is not None and (ratio is None or ratio < fail_under):
         raise CheckFailed(f"supported share {0 if ratio is None else ratio:.0%} is under {fail_under:.0%}")
+
+
+@app.command()
+def report(
+    index_dir: Path = IndexOpt,
+    out_file: Path = typer.Option(..., "--out", "-o", help="HTML file to write (one self-contained file)."),
+    trace_id: Optional[str] = typer.Option(None, "--trace", "-t", help="A stored ask or verify trace id."),
+    verify_json: Optional[Path] = typer.Option(None, "--verify-json", "-f", help="A file written by `provrag verify --json`."),
+    max_pages: int = typer.Option(8, "--max-pages", help="At most this many PDF page images (keeps the file small)."),
+    config: Optional[Path] = ConfigOpt,
+    as_json: bool = JsonOpt,
+):
+    """Write an HTML audit report: claims by verdict, evidence pages highlighted, the query trace.
+
+    \b
+    Example:
+      provrag report --trace last --index output --out report.html
+      provrag verify --answer-file a.md --index output --json > v.json
+      provrag report --verify-json v.json --index output --out report.html
+    """
+    from provrag.pipelines.report import run_report
+
+    cfg = load_cfg(config)
+    res = run_report(index_dir, out_file, trace_id=trace_id, verify_json=verify_json, max_pages=max_pages, cfg=cfg)
+    if as_json:
+        emit_json(res)
+    else:
+        _console().print(f"wrote {res['out']} ({res['bytes'] / 1024:.0f} KiB): {res['claims']} claims — "
+                         f"{res['supported']} supported, {res['contradicted']} contradicted, "
+                         f"{res['unsupported']} unsupported; {res['page_images']} page images", highlight=False)
+
+
+@app.command("log")
+def log_(
+    text: Optional[str] = typer.Argument(None, help="Only traces whose question, answer, method or id contains this."),
+    index_dir: Optional[Path] = typer.Option(None, "--index", "-i",
+                                             help="Index whose traces to list (default: every folder traces were saved to)."),
+    n: int = typer.Option(20, "-n", help="How many (most recent first)."),
+    kind: Optional[str] = typer.Option(None, "--kind", help="Only traces of this kind (ask, verify)."),
+    as_json: bool = JsonOpt,
+):
+    """List recent queries (and verify runs) with their trace ids.
+
+    \b
+    Example:
+      provrag log
+      provrag log boiler --index output --kind verify -n 5 --json
+    """
+    from provrag.store.traces import list_traces
+
+    if n < 0:
+        usage(f"-n must be 0 or more (got {n})")
+    if index_dir is not None and not index_dir.is_dir():
+        usage(f"no such index folder: {index_dir}")
+    rows = list_traces(index_dir, n=n, text=text, kind=kind)
+    if as_json:
+        emit_json(rows)
+    elif not rows:
+        _console(True).print("no stored traces" + (f" matching '{text}'" if text else ""))
+    else:
+        from provrag.views.ask import log_table
+
+        out = _console()
+        out.print(log_table(rows, out.width))
+
+
+@app.command()
+def trace(
+    trace_id: str = typer.Argument(..., help="A trace id as printed by ask (a unique prefix is enough; 'last' is the latest ask)."),
+    index_dir: Optional[Path] = typer.Option(None, "--index", "-i",
+                                             help="Index whose traces to search (default: every folder traces were saved to)."),
+    fmt: str = typer.Option("tree", "--format", "-f", help="tree | json | prov (W3C PROV JSON-LD)."),
+):
+    """Show one stored query trace: its stages, candidates, context, answer and sources.
+
+    \b
+    Example:
+      provrag trace last --index output
+      provrag trace 3f2a --format prov > trace.jsonld
+    """
+    from provrag.store.traces import load_trace
+
+    if fmt not in ("tree", "json", "prov"):
+        usage(f"unknown --format '{fmt}' (expected tree, json or prov)")
+    t = load_trace(trace_id, index_dir)
+    if fmt == "json":
+        emit_json(t)
+    elif fmt == "prov":
+        from provrag.query.trace import to_prov
+
+        emit_json(to_prov(t))
+    else:
+        from provrag.views.ask import trace_tree
+
+        _console().print(trace_tree(t))
 
 
 def main() -> None:

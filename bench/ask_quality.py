@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -24,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import EVAL_DEV  # noqa: E402
+EVAL_DEV = Path(os.environ.get("PROVRAG_SHARED", ROOT.parent / "shared")) / "eval" / "dev"
 
 SQUAD = EVAL_DEV / "squad"
 
@@ -61,8 +62,8 @@ def main() -> None:
     global SQUAD
     SQUAD = args.eval / "squad"
 
-    from provrag.pipelines.ask import run_ask
     from provrag.config import load_config
+    from provrag.pipelines.ask import run_ask
 
     cfg = load_config(args.config)
     qs = [json.loads(line) for line in (SQUAD / "questions.jsonl").read_text().splitlines() if line.strip()]

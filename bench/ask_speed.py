@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import EVAL_DEV  # noqa: E402
+EVAL_DEV = Path(os.environ.get("PROVRAG_SHARED", ROOT.parent / "shared")) / "eval" / "dev"
 
 COPIES = 6
 

@@ -1,33 +1,139 @@
-"""Shared test fixtures: where ../shared is, and small real corpora copied to tmp folders."""
+"""Fixtures of the whole suite: where the repository and ../shared's material are, the command
+that runs the CLI, and what tests of several folders build from that material (an index of three
+SQuAD articles, the scripted LLM server).
+
+The paths come from tests/shared_material.py (the one place they are computed); a test asks for
+them here, as fixtures, so it is skipped cleanly when ../shared is absent.
+"""
 from __future__ import annotations
 
-import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("PROVRAG_SHARED", ROOT.parent / "shared"))
-SMALL = SHARED / "corpora" / "small"
-BAD = SHARED / "corpora" / "bad"
-DULCE = SHARED / "fixtures" / "graphrag-dulce"
-EVAL_DEV = SHARED / "eval" / "dev"
+from tests import shared_material
 
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+if str(shared_material.REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(shared_material.REPO_ROOT))
 
 
 def pytest_collection_modifyitems(config, items):
-    if not SHARED.exists():
-        skip = pytest.mark.skip(reason=f"shared material not found at {SHARED}")
+    if not shared_material.SHARED.exists():
+        skip = pytest.mark.skip(reason=f"shared material not found at {shared_material.SHARED}")
         for item in items:
             if "shared" in item.keywords:
                 item.add_marker(skip)
 
 
+# ---- where things are ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository (data/ holds the team's sample corpus; tests/llm_server.py runs from here)."""
+    return shared_material.REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def sample_data(repo_root) -> Path:
+    """data/: the team's sample corpus (the Halcyon plant's handbook, notes and design decisions)."""
+    return repo_root / "data"
+
+
 @pytest.fixture(scope="session")
 def shared() -> Path:
-    if not SHARED.exists():
-        pytest.skip(f"shared material not found at {SHARED}")
-    return SHARED
+    """../shared (read-only evidence); the test is skipped when it is absent."""
+    if not shared_material.SHARED.exists():
+        pytest.skip(f"shared material not found at {shared_material.SHARED}")
+    return shared_material.SHARED
+
+
+@pytest.fixture(scope="session")
+def small_corpus(shared) -> Path:
+    """../shared/corpora/small: real documents (three PDFs, a speech, a DOCX, an HTML page, their
+    licenses), read-only."""
+    return shared_material.SMALL_CORPUS
+
+
+@pytest.fixture(scope="session")
+def bad_corpus(shared) -> Path:
+    """../shared/corpora/bad: broken files (empty, encrypted, truncated, not what their name says…),
+    read-only; each must fail or be skipped with a one-line reason."""
+    return shared_material.BAD_CORPUS
+
+
+@pytest.fixture(scope="session")
+def dulce(shared) -> Path:
+    """../shared/fixtures/graphrag-dulce: Microsoft GraphRAG's indexes of the Operation Dulce
+    novella in three generations (index-2025-v1, index-2025-v2, index-2026-v3), their real
+    answers, and the novella itself (source/)."""
+    return shared_material.DULCE
+
+
+@pytest.fixture(scope="session")
+def dulce_v3(dulce) -> Path:
+    """The Dulce fixture's GraphRAG 2.x output folder (index-2026-v3), read-only."""
+    return dulce / "index-2026-v3"
+
+
+@pytest.fixture(scope="session")
+def eval_dev(shared) -> Path:
+    """../shared/eval/dev: the dev split of the evaluation sets (squad, halueval, vitaminc)."""
+    return shared_material.EVAL_DEV
+
+
+@pytest.fixture(scope="session")
+def squad(eval_dev) -> Path:
+    """The dev split's SQuAD articles as PDFs (corpus/), with documents.jsonl and questions.jsonl."""
+    return shared_material.SQUAD
+
+
+# ---- the command line ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def provrag_cli() -> list[str]:
+    """The command that runs provrag in a subprocess, as `python -m provrag` (the same CLI)."""
+    return [sys.executable, "-m", "provrag"]
+
+
+@pytest.fixture(scope="session")
+def provrag_script() -> list[str]:
+    """The venv's `provrag` console script, for the tests that run the CLI exactly as a user does."""
+    script = Path(sys.executable).parent / "provrag"
+    assert script.exists(), f"no console script at {script} (install the project: pip install -e .)"
+    return [str(script)]
+
+
+# ---- built once per session for several folders -------------------------------------------------
+
+@pytest.fixture(scope="session")
+def squad_subset() -> tuple[str, ...]:
+    """The three SQuAD articles (file names under squad/corpus/) that squad_subset_index holds."""
+    return ("packet-switching.pdf", "1973-oil-crisis.pdf", "construction.pdf")
+
+
+@pytest.fixture(scope="session")
+def squad_subset_index(tmp_path_factory, squad, squad_subset) -> Path:
+    """An offline index of three SQuAD PDFs (real pages, sentences cut by page breaks), built
+    once per session: the query, pipelines and verify tests ask and verify over it."""
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+
+    base = tmp_path_factory.mktemp("ask-squad-subset")
+    docs = base / "docs"
+    docs.mkdir()
+    for name in squad_subset:
+        shutil.copy(squad / "corpus" / name, docs / name)
+    run_index(docs, base / "idx", load_config())
+    return base / "idx"
+
+
+@pytest.fixture(scope="module")
+def scripted_llm_server():
+    """The scripted OpenAI-compatible server (tests/llm_server.py) on a free port, one per test
+    module, so the requests it counts are that module's alone."""
+    from tests.llm_server import ScriptedLLMServer
+
+    with ScriptedLLMServer() as server:
+        yield server

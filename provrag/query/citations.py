@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from provrag.text.segment import answer_sentences
+
 KINDS = ("Reports", "Entities", "Relationships", "Claims", "Sources")
 
 # every spelling of a kind seen in model output → the canonical (plural) kind
@@ -222,7 +224,6 @@ def _has_words(s: str) -> bool:
 # ---- sentences --------------------------------------------------------------------------
 
 _MD_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\d+[.)]\s+|>\s*)+")
-_PARA_BREAK = re.compile(r"\n(?=\s*\n|\s*(?:#{1,6}\s|[-*+•]\s|\d+[.)]\s|>|\||[A-Z\"'*_\[]))")
 
 
 def _attach_sentences(text: str, blocks: list[CitationBlock]) -> None:
@@ -230,7 +231,7 @@ def _attach_sentences(text: str, blocks: list[CitationBlock]) -> None:
     if not blocks:
         return
     masked = _mask(text, blocks)
-    sents = _sentence_spans(masked)
+    sents = answer_sentences(masked)
     numbering: dict[tuple[int, int], int] = {}
     for n, b in enumerate(blocks):
         i = b.span[0] - 1
@@ -264,36 +265,6 @@ def _mask(text: str, blocks: list[CitationBlock]) -> str:
         for i in range(*b.span):
             chars[i] = " "
     return "".join(chars)
-
-
-def _sentence_spans(masked: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence, paragraph by paragraph (a heading or list item is a
-    paragraph of its own; a single line break before a lowercase word is a wrapped line)."""
-    import pysbd
-
-    seg = pysbd.Segmenter(language="en", clean=False)
-    spans: list[tuple[int, int]] = []
-    starts = [0] + [m.start() + 1 for m in _PARA_BREAK.finditer(masked)]
-    bounds = list(zip(starts, starts[1:] + [len(masked)]))
-    for p0, p1 in bounds:
-        para = masked[p0:p1]
-        if not para.strip():
-            continue
-        cursor = 0
-        try:
-            pieces = seg.segment(para) if len(para) < 20000 else para.split(". ")
-        except Exception:  # pysbd trips on some pathological inputs; fall back to the paragraph
-            pieces = [para]
-        for piece in pieces:
-            core = piece.strip()
-            if not core:
-                continue
-            at = para.find(core, cursor)
-            if at == -1:
-                continue
-            spans.append((p0 + at, p0 + at + len(core)))
-            cursor = at + len(core)
-    return spans
 
 
 def _sentence_at(sents: list[tuple[int, int]], i: int) -> int | None:

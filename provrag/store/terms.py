@@ -164,11 +164,15 @@ def match_terms(con, question: str) -> tuple[dict[str, int], dict[str, str]]:
     missing = [t for t in q if t not in found and len(t) >= 4 and not t[0].isdigit()]
     fixes: dict[str, str] = {}
     if missing:
+        # ties (equally similar terms: "serv" → "server" / "servic") go to the term in more units,
+        # then the first in order: arg_max's pick among ties varied with DuckDB's thread count
         rows = con.execute(f"""
             WITH m AS (SELECT unnest(?::VARCHAR[]) AS w),
-                 v AS (SELECT DISTINCT term FROM {TERMS_VIEW} WHERE length(term) >= 3)
-            SELECT w, arg_max(term, jaro_winkler_similarity(w, term)), max(jaro_winkler_similarity(w, term))
-            FROM m, v GROUP BY w""", [missing]).fetchall()
+                 v AS (SELECT term, count(*) AS df FROM {TERMS_VIEW} WHERE length(term) >= 3 GROUP BY term),
+                 s AS (SELECT w, term, jaro_winkler_similarity(w, term) AS sim,
+                              row_number() OVER (PARTITION BY w ORDER BY sim DESC, df DESC, term) AS k
+                       FROM m, v)
+            SELECT w, term, sim FROM s WHERE k = 1""", [missing]).fetchall()
         fixes = {w: t for w, t, sim in rows if t is not None and sim is not None and sim >= 0.9}
     out: dict[str, int] = {}
     for t, n in q.items():

@@ -13,34 +13,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from provrag.text.words import stem as fold  # inflections match: signals→signal, decoding→decod
+from provrag.text.words import OVERLAP_STOP_WORDS as STOP_WORDS
+from provrag.text.words import (
+    stem as fold,  # inflections match: signals→signal, decoding→decod
+)
 
 # words and numbers; a possessive "'s" is left out of the word (Hayes's → hayes)
 _WORD = re.compile(r"[^\W_]+(?:'(?!s\b)[^\W_]+)*", re.UNICODE)
-
-STOP_WORDS = frozenset("""
-a about above across after afterwards again against all almost alone along already also although
-always am among amongst an and another any anyhow anyone anything anyway anywhere are around as
-at be became because become becomes becoming been before beforehand behind being below beside
-besides between beyond both but by can cannot could did do does doing done down during each eg
-either else elsewhere enough etc even ever every everyone everything everywhere except few for
-former formerly from further had has have having he hence her here hereafter hereby herein
-hereupon hers herself him himself his how however i ie if in indeed into is it its itself just
-keep last latter latterly least less ll made many may me meanwhile might mine more moreover most
-mostly much must my myself namely neither never nevertheless next no nobody none noone nor not
-nothing now nowhere of off often on once one only onto or other others otherwise our ours
-ourselves out over own per perhaps please put rather re s same see seem seemed seeming seems
-several she should since so some somehow someone something sometime sometimes somewhere still
-such t than that the their theirs them themselves then thence there thereafter thereby therefore
-therein thereupon these they this those though through throughout thru thus to together too
-toward towards under until up upon us ve very via was we well were what whatever when whence
-whenever where whereafter whereas whereby wherein whereupon wherever whether which while whither
-who whoever whole whom whose why will with within without would yet you your yours yourself
-yourselves d m o y don doesn didn isn aren wasn weren won wouldn shouldn couldn hasn haven hadn
-don't doesn't didn't isn't aren't wasn't weren't won't wouldn't shouldn't couldn't can't hasn't
-haven't hadn't it's i'm i've i'd i'll you're you've we're we've they're they've that's there's let's
-""".split())
-
 
 def content_words(text: str) -> list[str]:
     """Lower-cased words of `text` minus stop words and one-letter tokens, in order."""

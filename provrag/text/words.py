@@ -1,9 +1,11 @@
 """Words as provrag's lexical parts see them: one Snowball stemmer, dictionary lemmas, and the
-stop-word lists, each kept for the reason its caller needs it.
+stop-word lists, each kept for the reason its caller needs it (all of them here, side by side).
 
-BM25 terms (`terms_of`) are lemmatised, then stemmed, with only true function words removed
-(STOP_WORDS): idf already down-weights common words, and users do ask about "system" or
-"first".
+- STOP_WORDS: BM25 terms (`terms_of`), lemmatised then stemmed, lose only true function words:
+  idf already down-weights common words, and users do ask about "system" or "first".
+- ENGLISH_STOP_WORDS: scikit-learn's list, for the TF-IDF embedder and offline extraction.
+- OVERLAP_STOP_WORDS: word overlap between a sentence and a passage (resolve, quotes).
+- JUDGE_STOP_WORDS: what a claim may leave unsaid (the offline judge).
 """
 from __future__ import annotations
 
@@ -26,6 +28,63 @@ own same she should so some such than that the their theirs them themselves then
 they this those through to too under until up very was we were what when where which while who
 whom why will with would you your yours yourself yourselves s t also may might must shall
 whose upon within without via per yet
+""".split())
+
+
+# scikit-learn's ENGLISH_STOP_WORDS (1.x), copied so that embedding a query needs no sklearn import
+# (≈ 2–3 s of `provrag ask` start-up); tests/embeddings/test_embed.py checks it still equals sklearn's.
+# The TF-IDF embedder drops these, as scikit-learn's vectoriser does; extraction starts from them.
+ENGLISH_STOP_WORDS = frozenset("""
+a about above across after afterwards again against all almost alone along already also although always am
+among amongst amoungst amount an and another any anyhow anyone anything anyway anywhere are around as at back be
+became because become becomes becoming been before beforehand behind being below beside besides between beyond
+bill both bottom but by call can cannot cant co con could couldnt cry de describe detail do done down due during
+each eg eight either eleven else elsewhere empty enough etc even ever every everyone everything everywhere except
+few fifteen fifty fill find fire first five for former formerly forty found four from front full further get
+give go had has hasnt have he hence her here hereafter hereby herein hereupon hers herself him himself his how
+however hundred i ie if in inc indeed interest into is it its itself keep last latter latterly least less ltd
+made many may me meanwhile might mill mine more moreover most mostly move much must my myself name namely neither
+never nevertheless next nine no nobody none noone nor not nothing now nowhere of off often on once one only onto
+or other others otherwise our ours ourselves out over own part per perhaps please put rather re same see seem
+seemed seeming seems serious several she should show side since sincere six sixty so some somehow someone
+something sometime sometimes somewhere still such system take ten than that the their them themselves then thence
+there thereafter thereby therefore therein thereupon these they thick thin third this those though three through
+throughout thru thus to together too top toward towards twelve twenty two un under until up upon us very via was
+we well were what whatever when whence whenever where whereafter whereas whereby wherein whereupon wherever
+whether which while whither who whoever whole whom whose why will with within without would yet you your yours
+yourself yourselves
+""".split())
+
+# Word overlap for quoting and resolving (text/similarity.py): scikit-learn's list less the words
+# in it that carry meaning — numbers, "system", "fire", "find" — and its misspellings, plus
+# contractions and their pieces, which carry none.
+CARRY_MEANING = frozenset("""
+amoungst amount back bill bottom call cant co con couldnt cry de describe detail due eight eleven
+empty fifteen fifty fill find fire first five forty found four front full get give go hasnt hundred
+inc interest ltd mill move name nine part serious show side sincere six sixty system take ten thick
+thin third three top twelve twenty two un
+""".split())
+CONTRACTIONS = frozenset("""
+aren aren't can't couldn couldn't d did didn didn't does doesn doesn't doing don don't hadn hadn't
+hasn hasn't haven haven't having i'd i'll i'm i've isn isn't it's just let's ll m o s shouldn
+shouldn't t that's theirs there's they're they've ve wasn wasn't we're we've weren weren't won
+won't wouldn wouldn't y you're you've
+""".split())
+OVERLAP_STOP_WORDS = (ENGLISH_STOP_WORDS - CARRY_MEANING) | CONTRACTIONS
+
+# The judge's function words: words a claim can leave out of its evidence. Not scikit-learn's list,
+# which treats meaning-bearing words ("first", "last", "never", "more", "less", "system", "fire",
+# "bill") as stop words; not STOP_WORDS either, which keeps "one's", "onto", "whether" and drops
+# "not", "no", "more", "after": a claim turns on those.
+JUDGE_STOP_WORDS = frozenset("""
+a an the and or but if then than that this these those there here of in on at by for from to with
+into onto upon as is are was were be been being am do does did doing done has have had having
+it its it's he him his she her hers they them their theirs we us our ours you your yours i me my
+mine who whom whose which what when where why how whether while also too very so such just
+can could may might must shall should will would about around via per etc eg ie
+one's oneself himself herself itself themselves ourselves yourself yourselves
+some any each every all both either neither other others another same own
+s t d ll m re ve
 """.split())
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from provrag.text.segment import answer_sentences
+
 _FILLER = re.compile(
     r"^(?:in summary|in conclusion|to summarize|to sum up|overall|here (?:is|are)|below (?:is|are)|"
     r"the following|i hope|hope this|let me know|feel free|please note|note that|as an ai|"
@@ -73,41 +75,6 @@ def is_checkable(sentence: str) -> bool:
     return True
 
 
-def _sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence spans, paragraph by paragraph; a heading or list item is its own paragraph."""
-    import pysbd
-
-    seg = pysbd.Segmenter(language="en", clean=False, char_span=True)
-    out: list[tuple[int, int]] = []
-    pos = 0
-    for para in re.split(r"(\n\s*\n|\n(?=\s*(?:#{1,6}\s|[-*+•]\s|\d+[.)]\s|>)))", text):
-        if para and not para.isspace():
-            # a period glued to what follows (".C(", "e.g", "x.y") ends no sentence: hide it from
-            # pysbd with a same-length stand-in, so offsets stay those of the text
-            shown = re.sub(r"\.(?=[\w(])", "\u00b7", para)
-            try:
-                pieces = [(p.start, p.end) for p in seg.segment(shown)] if len(para) < 20000 else [(0, len(para))]
-            except Exception:  # pysbd fails on some pathological inputs: keep the paragraph whole
-                pieces = [(0, len(para))]
-            merged: list[tuple[int, int]] = []
-            for a, b in pieces:
-                while a < b and para[a].isspace():
-                    a += 1
-                while b > a and para[b - 1].isspace():
-                    b -= 1
-                if b <= a:
-                    continue
-                # pysbd cuts code and abbreviations (".C()", "e.g. the"): a piece that starts with
-                # a lower-case letter or punctuation continues the previous sentence
-                if merged and (para[a].islower() or para[a] in ".,;:)]}("):
-                    merged[-1] = (merged[-1][0], b)
-                else:
-                    merged.append((a, b))
-            out.extend((pos + a, pos + b) for a, b in merged)
-        pos += len(para)
-    return out
-
-
 def _is_heading_line(text: str, a: int, b: int) -> bool:
     line_start = text.rfind("\n", 0, a) + 1
     line = text[line_start:text.find("\n", b) if text.find("\n", b) != -1 else len(text)]
@@ -127,7 +94,7 @@ def split_claims(answer: str, question: str | None = None) -> list[Claim]:
         for i in range(*blk.span):
             chars[i] = " "
     masked = "".join(chars)
-    sents = _sentences(masked)
+    sents = answer_sentences(masked)
 
     claims: list[Claim] = []
     if question and question.strip() and len(sents) <= 1:

@@ -6,7 +6,6 @@ import pytest
 
 from provrag.audit.documents import PARA_MAX, Docs, Pages, image_key, mark_in
 from tests.audit.runs import rows
-from tests.conftest import DULCE, SMALL
 
 pytestmark = pytest.mark.usefixtures("shared")
 
@@ -37,10 +36,10 @@ def test_paragraph_is_the_quote_in_its_document_text(small):
         docs.close()
 
 
-def test_paragraph_on_a_graphrag_index_is_the_unit_itself(shared):
+def test_paragraph_on_a_graphrag_index_is_the_unit_itself(dulce_v3):
     """GraphRAG text units carry no character offsets: the unit's text is the context, and
     both ends say the document goes on."""
-    gidx = DULCE / "index-2026-v3"
+    gidx = dulce_v3
     (uid, text), = rows(f"SELECT id, text FROM read_parquet('{gidx}/text_units.parquet') LIMIT 1")
     quote = text[300:420]
     docs = Docs(gidx, None)
@@ -62,7 +61,7 @@ def test_mark_in_cuts_long_context_and_says_so():
     assert mark_in("", "x") is None and mark_in("text", "") is None
 
 
-def test_plan_gives_every_claim_its_best_pdf_page_first(small):
+def test_plan_gives_every_claim_its_best_pdf_page_first(small, small_corpus):
     idx = small[0]
     pages = sorted({p for (p,) in rows(
         f"SELECT t.page_start FROM read_parquet('{idx}/text_units.parquet') t "
@@ -75,7 +74,7 @@ def test_plan_gives_every_claim_its_best_pdf_page_first(small):
     txt = {"path": "sotu-1863-lincoln.txt", "page_start": None, "quote": "x"}
     first = [("evidence", txt), ("evidence", src(pages[0], "a")), ("evidence", src(pages[1], "b"))]
     second = [("evidence", src(pages[2], "c")), ("evidence", src(pages[3], "d"))]
-    docs = Docs(idx, SMALL)
+    docs = Docs(idx, small_corpus)
     try:
         plan = Pages(docs, 2).plan([first, second], shown=5)
         assert plan == {image_key(second[0][1]), image_key(first[1][1])}

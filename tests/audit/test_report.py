@@ -15,7 +15,6 @@ from PIL import Image
 from provrag.audit.pages import PIECE, RenderError, normalise, render_page
 from provrag.audit.report import build_report
 from tests.audit.runs import QUESTION, rows
-from tests.conftest import SMALL
 
 pytestmark = pytest.mark.usefixtures("shared")
 
@@ -100,11 +99,11 @@ def _text_in_boxes(pdf, page_no, r):
     return got
 
 
-def test_highlight_boxes_cover_the_quote_and_stay_in_the_image(small):
+def test_highlight_boxes_cover_the_quote_and_stay_in_the_image(small, small_corpus):
     idx = small[0]
     text, page, _ = _unit_on_one_page(idx)
     quote = text[150:400]
-    r = render_page(SMALL / "R-FAQ.pdf", page, quote)
+    r = render_page(small_corpus / "R-FAQ.pdf", page, quote)
     img = Image.open(io.BytesIO(r["png"]))
     assert img.size == (r["width"], r["height"]) and r["width"] <= 900
     assert r["found"] and r["match"] in ("search", "normalised") and r["coverage"] == 1.0
@@ -112,7 +111,7 @@ def test_highlight_boxes_cover_the_quote_and_stay_in_the_image(small):
     for x0, y0, x1, y1 in r["boxes"]:
         assert 0 <= x0 < x1 <= r["width"] and 0 <= y0 < y1 <= r["height"]
     # the text under the rectangles is the quote (plus at most the rest of its first/last line)
-    under = normalise(_text_in_boxes(SMALL / "R-FAQ.pdf", page, r))
+    under = normalise(_text_in_boxes(small_corpus / "R-FAQ.pdf", page, r))
     assert normalise(quote) in under and len(under) < len(normalise(quote)) * 1.6
     # the highlight is drawn into the PNG: the box centres are tinted yellow
     x0, y0, x1, y1 = r["boxes"][0]
@@ -120,36 +119,36 @@ def test_highlight_boxes_cover_the_quote_and_stay_in_the_image(small):
     assert px[2] < px[0] - 40, px
 
 
-def test_quote_found_despite_line_breaks_and_hyphenation(small):
+def test_quote_found_despite_line_breaks_and_hyphenation(small, small_corpus):
     text, page, _ = _unit_on_one_page(small[0])
     quote = text[100:300]
     mangled = re.sub(r"\s+", "   ", quote).replace("e", "e\u00ad", 1)  # spaces for line breaks, a soft hyphen
-    r = render_page(SMALL / "R-FAQ.pdf", page, mangled)
+    r = render_page(small_corpus / "R-FAQ.pdf", page, mangled)
     assert r["found"] and r["match"] in ("normalised", "fuzzy")
-    assert normalise(quote) in normalise(_text_in_boxes(SMALL / "R-FAQ.pdf", page, r))
+    assert normalise(quote) in normalise(_text_in_boxes(small_corpus / "R-FAQ.pdf", page, r))
     # a few garbled characters (OCR-like) still find the whole quote
     garbled = quote[:60] + "#~#" + quote[63:140] + "%%" + quote[142:]
-    g = render_page(SMALL / "R-FAQ.pdf", page, garbled)
+    g = render_page(small_corpus / "R-FAQ.pdf", page, garbled)
     assert g["found"] and g["match"] == "fuzzy" and g["coverage"] >= 0.9 and len(g["boxes"]) == len(r["boxes"])
-    assert normalise(quote)[:-PIECE] in normalise(_text_in_boxes(SMALL / "R-FAQ.pdf", page, g))
+    assert normalise(quote)[:-PIECE] in normalise(_text_in_boxes(small_corpus / "R-FAQ.pdf", page, g))
 
 
-def test_quote_across_a_page_break_is_found_in_part(small):
+def test_quote_across_a_page_break_is_found_in_part(small, small_corpus):
     row = _unit_on_one_page(small[0], multi=True)
     text, first, last = row
-    r1 = render_page(SMALL / "R-FAQ.pdf", first, text)
-    r2 = render_page(SMALL / "R-FAQ.pdf", last, text)
+    r1 = render_page(small_corpus / "R-FAQ.pdf", first, text)
+    r2 = render_page(small_corpus / "R-FAQ.pdf", last, text)
     assert r1["found"] and r2["found"]
     assert 0 < r1["coverage"] < 1 and 0 < r2["coverage"] < 1
     assert r1["coverage"] + r2["coverage"] > 0.8
 
 
-def test_quote_not_on_the_page_and_bad_input():
-    r = render_page(SMALL / "R-FAQ.pdf", 3, "zebras migrate across the Serengeti every spring")
+def test_quote_not_on_the_page_and_bad_input(small_corpus):
+    r = render_page(small_corpus / "R-FAQ.pdf", 3, "zebras migrate across the Serengeti every spring")
     assert not r["found"] and r["boxes"] == [] and r["match"] is None
     assert Image.open(io.BytesIO(r["png"])).size == (r["width"], r["height"])
-    for args in ((SMALL / "nope.pdf", 1), (SMALL / "R-FAQ.pdf", 0), (SMALL / "R-FAQ.pdf", 10_000),
-                 (b"not a pdf at all", 1), (SMALL / "sotu-1863-lincoln.txt", 1)):
+    for args in ((small_corpus / "nope.pdf", 1), (small_corpus / "R-FAQ.pdf", 0), (small_corpus / "R-FAQ.pdf", 10_000),
+                 (b"not a pdf at all", 1), (small_corpus / "sotu-1863-lincoln.txt", 1)):
         with pytest.raises(RenderError):
             render_page(*args, "anything")
 
@@ -247,7 +246,7 @@ def test_moved_or_changed_documents_are_reported_not_drawn(injected, tmp_path):
     assert html.count('<figure class="page"') == 0 and "moved or deleted since indexing" in html
 
 
-def test_answer_reconstructed_from_claims_and_junk_tolerated():
+def test_answer_reconstructed_from_claims_and_junk_tolerated(small_corpus):
     vj = {"claims": [{"text": "First claim.", "verdict": "supported"}, {"text": "Second <i>claim</i>.", "verdict": "weird"},
                      "not a dict", {"verdict": None}], "summary": {"citation_recall": "n/a"}}
     html = build_report(vj)
@@ -265,7 +264,7 @@ def test_answer_reconstructed_from_claims_and_junk_tolerated():
             "summary": ["no"], "answer": 5}
     trace = {"trace_id": 7, "stages": [{"name": "x", "ms": "slow", "started": "yesterday", "data": [1, {"a": None}]},
                                        "junk"], "total_ms": None, "usage": "none"}
-    html = build_report(junk, trace=[trace, "junk"], docs_root=SMALL, question=["q"])
+    html = build_report(junk, trace=[trace, "junk"], docs_root=small_corpus, question=["q"])
     assert html.count('<section class="card') == 1 and "not a path inside the documents folder" in html
     assert build_report("not a dict", trace="nor this").startswith("<!DOCTYPE html>")
 

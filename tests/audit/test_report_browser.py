@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SMALL
+from tests.audit.runs import INJECT, ask_and_verify, index_folder
 
 pytestmark = pytest.mark.usefixtures("shared")
 
@@ -159,17 +159,16 @@ def browser(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def report_file(tmp_path_factory):
+def report_file(tmp_path_factory, small_corpus):
     """A real index (a PDF and a markup-injecting Markdown file), a real ask and verify, and the
     report written by the CLI's pipeline."""
     from provrag.pipelines.report import run_report
     from provrag.config import load_config
-    from tests.audit.runs import INJECT, ask_and_verify, index_folder
 
     root = tmp_path_factory.mktemp("browser")
     docs = root / "docs"
     docs.mkdir()
-    shutil.copy(SMALL / "asymptote-CAD.pdf", docs)
+    shutil.copy(small_corpus / "asymptote-CAD.pdf", docs)
     (docs / "evil.md").write_text(INJECT, encoding="utf-8")
     idx = index_folder(docs, root / "idx")
     asked, traces, verified = ask_and_verify(idx, "How do I draw a CAD drawing with sCAD and which pen sizes exist?",

@@ -4,16 +4,16 @@ import numpy as np
 from provrag.index.chunk import chunk_text
 from provrag.embeddings import load_embedder
 from provrag.embeddings.tfidf import TfidfEmbedder
-from tests.conftest import SMALL
 
 
-def _units():
-    text = (SMALL / "sotu-1863-lincoln.txt").read_text()
+def _units(small_corpus):
+    """Lincoln's 1863 message (../shared/corpora/small) in 200-token units."""
+    text = (small_corpus / "sotu-1863-lincoln.txt").read_text()
     return [u["text"] for u in chunk_text(text, None, 200, 0)]
 
 
-def test_vectors_are_normalised_and_deterministic():
-    texts = _units()
+def test_vectors_are_normalised_and_deterministic(small_corpus):
+    texts = _units(small_corpus)
     a = TfidfEmbedder(64).fit(texts).embed(texts)
     b = TfidfEmbedder(64).fit(texts).embed(texts)
     assert a.dtype == np.float32 and a.shape[0] == len(texts)
@@ -21,8 +21,8 @@ def test_vectors_are_normalised_and_deterministic():
     assert np.array_equal(a, b)
 
 
-def test_save_load_roundtrip_and_query(tmp_path):
-    texts = _units()
+def test_save_load_roundtrip_and_query(tmp_path, small_corpus):
+    texts = _units(small_corpus)
     e = TfidfEmbedder(64).fit(texts)
     e.save(tmp_path / "embedder")
     files = sorted(p.name for p in (tmp_path / "embedder").iterdir())
@@ -42,16 +42,16 @@ def test_tiny_and_empty_corpora():
         assert v.shape[0] == len(texts) + 1 and np.isfinite(v).all()
 
 
-def test_query_transform_is_numpy_only_and_equals_the_fit_time_transform(tmp_path):
+def test_query_transform_is_numpy_only_and_equals_the_fit_time_transform(tmp_path, small_corpus):
     """Queries are embedded without scikit-learn (its import is most of `provrag ask`'s
     start-up): the numpy transform gives the vectors scikit-learn's vectoriser gives."""
     import json
     import subprocess
     import sys
 
-    from provrag.embeddings.tfidf import SKLEARN_STOP_WORDS
+    from provrag.text.words import ENGLISH_STOP_WORDS as SKLEARN_STOP_WORDS
 
-    texts = _units()
+    texts = _units(small_corpus)
     e = TfidfEmbedder(64).fit(texts)
     e.save(tmp_path / "embedder")
     e2 = load_embedder(tmp_path)

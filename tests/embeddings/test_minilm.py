@@ -6,8 +6,6 @@ import json
 import numpy as np
 import pytest
 
-from tests.conftest import EVAL_DEV
-
 minilm = pytest.importorskip("provrag.embeddings.minilm")
 
 
@@ -73,10 +71,10 @@ def test_similar_sentences_score_higher_than_unrelated(emb):
     assert sim[0, 1] > sim[0, 2] + 0.3 and sim[0, 1] > sim[0, 3] + 0.3
 
 
-def test_long_input_is_truncated_at_256_word_pieces(emb, shared):
+def test_long_input_is_truncated_at_256_word_pieces(emb, squad):
     import pypdfium2 as pdfium
 
-    pdf = pdfium.PdfDocument(str(EVAL_DEV / "squad" / "corpus" / "martin-luther.pdf"))
+    pdf = pdfium.PdfDocument(str(squad / "corpus" / "martin-luther.pdf"))
     page = pdf[0].get_textpage().get_text_range()
     words = page.split()
     assert len(words) > 300
@@ -88,14 +86,14 @@ def test_long_input_is_truncated_at_256_word_pieces(emb, shared):
     assert float(va @ emb.embed([" ".join(words[150:])])[0]) < 0.99  # a different window differs
 
 
-def test_titles_find_their_documents(emb, shared):
+def test_titles_find_their_documents(emb, squad):
     """Real data: each article title is nearest to the opening of its own article."""
     import pypdfium2 as pdfium
 
-    docs = [json.loads(l) for l in (EVAL_DEV / "squad" / "documents.jsonl").read_text().splitlines() if l.strip()][:8]
+    docs = [json.loads(l) for l in (squad / "documents.jsonl").read_text().splitlines() if l.strip()][:8]
     pages = []
     for d in docs:
-        pdf = pdfium.PdfDocument(str(EVAL_DEV / "squad" / "corpus" / d["document"]))
+        pdf = pdfium.PdfDocument(str(squad / "corpus" / d["document"]))
         text = pdf[0].get_textpage().get_text_range().replace(d["title"], " ", 1)  # drop the heading
         pages.append(text[:700])
     sim = emb.embed([d["title"] for d in docs]) @ emb.embed(pages).T

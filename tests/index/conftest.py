@@ -18,16 +18,13 @@ from provrag.index.reports import reports_stage
 from provrag.index.skeleton import skeleton_stage
 from provrag.index.tables import PAGES, frame
 from provrag.store import schema
-from tests.conftest import DULCE
-
-NOVELLA = DULCE / "source" / "Operation Dulce v2 1 1.md"
 
 
 @pytest.fixture(scope="session")
-def dulce_units() -> pl.DataFrame:
+def dulce_units(dulce) -> pl.DataFrame:
     """The novella's text units through the real chunk → embed → skeleton stages (a page-less document)."""
     cfg = load_config()
-    text = NOVELLA.read_text(encoding="utf-8")
+    text = (dulce / "source" / "Operation Dulce v2 1 1.md").read_text(encoding="utf-8")
     docs = frame(schema.DOCUMENTS, [{"id": schema.content_id("document", "dulce"), "status": "ok", "text": text}])
     docs = docs.with_columns(pl.lit(None, dtype=pl.List(pl.List(pl.Int64))).alias(PAGES))
     units = chunk_stage(docs, cfg)

@@ -10,7 +10,6 @@ from provrag.index.load import documents_frame, load_folder
 from provrag.index.tables import frame
 from provrag.store import schema
 from provrag.text.tokens import count_tokens
-from tests.conftest import BAD, SMALL
 
 
 def _pdf_pages(path):
@@ -28,8 +27,8 @@ def _pdf_pages(path):
 
 
 @pytest.mark.parametrize("size,overlap", [(300, 40), (120, 0), (1200, 100)])
-def test_units_cover_text_and_respect_size(size, overlap):
-    text = (SMALL / "sotu-1863-lincoln.txt").read_text()
+def test_units_cover_text_and_respect_size(small_corpus, size, overlap):
+    text = (small_corpus / "sotu-1863-lincoln.txt").read_text()
     units = chunk_text(text, None, size, overlap)
     assert units, "a real speech yields units"
     for u in units:
@@ -47,8 +46,8 @@ def test_units_cover_text_and_respect_size(size, overlap):
     assert starts == sorted(starts) and len(set(starts)) == len(starts)
 
 
-def test_pdf_units_land_on_their_pages():
-    text, pages = _pdf_pages(SMALL / "R-FAQ.pdf")
+def test_pdf_units_land_on_their_pages(small_corpus):
+    text, pages = _pdf_pages(small_corpus / "R-FAQ.pdf")
     units = chunk_text(text, pages, 300, 40)
     n_pages = len(pages)
     norm = lambda s: re.sub(r"\s+", "", s)
@@ -72,11 +71,11 @@ def test_empty_text_has_no_units():
     assert chunk_text("   \n\n  ", None, 300, 40) == []
 
 
-def test_chunk_stage_numbers_units_and_documents_learn_theirs(tmp_path):
+def test_chunk_stage_numbers_units_and_documents_learn_theirs(tmp_path, small_corpus, bad_corpus):
     import shutil
 
-    shutil.copyfile(SMALL / "sotu-1863-lincoln.txt", tmp_path / "a.txt")
-    shutil.copyfile(BAD / "invalid-utf8.txt", tmp_path / "b.txt")  # failed: no units
+    shutil.copyfile(small_corpus / "sotu-1863-lincoln.txt", tmp_path / "a.txt")
+    shutil.copyfile(bad_corpus / "invalid-utf8.txt", tmp_path / "b.txt")  # failed: no units
     cfg = load_config(overrides={"load": {"workers": 1}})
     docs = documents_frame(load_folder(tmp_path, cfg))
     units = chunk_stage(docs, cfg)

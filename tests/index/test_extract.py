@@ -21,17 +21,16 @@ from provrag.index.chunk import chunk_text
 from provrag.index.extract import extract_stage
 from provrag.index.tables import frame
 from provrag.store import schema
-from tests.conftest import DULCE, SMALL
 
 
-def _graphrag_recall(titles) -> float:
+def _graphrag_recall(dulce_v3, titles) -> float:
     """check_dulce.py's rule: equal, or one contains the other as whole words."""
     import duckdb
 
     norm = lambda t: " ".join(re.sub(r"[^a-z0-9]+", " ", t.lower()).split())  # noqa: E731
     ours = {norm(t) for t in titles}
     theirs = {norm(t) for (t,) in duckdb.connect().execute(
-        f"select title from read_parquet('{DULCE / 'index-2026-v3' / 'entities.parquet'}')").fetchall()}
+        f"select title from read_parquet('{dulce_v3 / 'entities.parquet'}')").fetchall()}
     hit = sum(any(t == o or f" {t} " in f" {o} " or f" {o} " in f" {t} " for o in ours) for t in theirs)
     return hit / len(theirs)
 
@@ -105,9 +104,9 @@ def test_descriptions_are_sentences_of_the_entitys_units(dulce_graph):
             assert first and any(first in flat(text[u]) for u in us), desc
 
 
-def test_no_stop_words_or_sentence_initial_words_as_entities():
+def test_no_stop_words_or_sentence_initial_words_as_entities(small_corpus):
     cfg = load_config()
-    text = (SMALL / "sotu-1863-lincoln.txt").read_text(encoding="utf-8")
+    text = (small_corpus / "sotu-1863-lincoln.txt").read_text(encoding="utf-8")
     units = [(f"u{i}", u["text"]) for i, u in enumerate(chunk_text(text, None, 300, 0))]
     res = extract_units(units, cfg)
     titles = [e["title"] for r in res for e in r["entities"]]
@@ -165,14 +164,14 @@ def test_empty_skeleton_gives_empty_tables(dulce_units):
     assert ents.schema == frame(schema.ENTITIES, []).schema and rels.schema == frame(schema.RELATIONSHIPS, []).schema
 
 
-def test_recall_against_graphrags_llm_entities(dulce_units, dulce_graph):
+def test_recall_against_graphrags_llm_entities(dulce_units, dulce_graph, dulce_v3):
     """Measured, not tuned: all units of the novella, and the β = 0.25 skeleton."""
     cfg = load_config()
     units = dulce_units
     everything = extract_units(list(zip(units["id"], units["text"])), cfg)
-    recall_all = _graphrag_recall(e["title"] for r in everything for e in r["entities"])
+    recall_all = _graphrag_recall(dulce_v3, (e["title"] for r in everything for e in r["entities"]))
     ents, _, _ = dulce_graph
-    recall_skeleton = _graphrag_recall(ents["title"].to_list())
+    recall_skeleton = _graphrag_recall(dulce_v3, ents["title"].to_list())
     print(f"recall vs GraphRAG: all units {recall_all:.2f}, skeleton {recall_skeleton:.2f}")
     assert recall_all >= 0.70 and recall_skeleton >= 0.70
 

@@ -14,9 +14,8 @@ from provrag.config import load_config
 from provrag.index import load as L
 from provrag.index.parse import parse_file
 from provrag.store.cache import Cache
-from tests.conftest import BAD, SMALL
 
-pytestmark = pytest.mark.skipif(not SMALL.exists(), reason=f"shared corpora not found at {SMALL}")
+pytestmark = pytest.mark.usefixtures("shared")
 
 _NOT_TEXT = re.compile(r"[\s\ufffe\uffff\x00-\x1f\x7f]+")
 
@@ -41,31 +40,31 @@ def pdfium_pages(path: Path | bytes) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def small_docs():
-    return {d.path: d for d in L.load_folder(SMALL, cfg(workers=1))}
+def small_docs(small_corpus):
+    return {d.path: d for d in L.load_folder(small_corpus, cfg(workers=1))}
 
 
 @pytest.fixture(scope="module")
-def bad_docs():
-    return {d.path: d for d in L.load_folder(BAD, cfg(workers=1))}
+def bad_docs(bad_corpus):
+    return {d.path: d for d in L.load_folder(bad_corpus, cfg(workers=1))}
 
 
-def test_every_file_has_a_row_in_sorted_order(small_docs):
-    files = sorted(p.relative_to(SMALL).as_posix() for p in SMALL.rglob("*") if p.is_file())
+def test_every_file_has_a_row_in_sorted_order(small_docs, small_corpus):
+    files = sorted(p.relative_to(small_corpus).as_posix() for p in small_corpus.rglob("*") if p.is_file())
     assert list(small_docs) == files
     for d in small_docs.values():
         assert d.status in ("ok", "failed", "skipped")
         assert (d.error is None) == (d.status == "ok")
-        assert d.sha256 == hashlib.sha256((SMALL / d.path).read_bytes()).hexdigest()
+        assert d.sha256 == hashlib.sha256((small_corpus / d.path).read_bytes()).hexdigest()
         assert d.creation_date and d.creation_date.endswith("+00:00")
 
 
-def test_pdf_pages_are_physical_and_match_pypdfium2(small_docs):
+def test_pdf_pages_are_physical_and_match_pypdfium2(small_docs, small_corpus):
     pdfs = [d for d in small_docs.values() if d.path.endswith(".pdf")]
     assert len(pdfs) == 3
     for d in pdfs:
         assert d.status == "ok" and d.mime_type == "application/pdf"
-        ref = pdfium_pages(SMALL / d.path)
+        ref = pdfium_pages(small_corpus / d.path)
         assert d.n_pages == len(ref) == len(d.pages)
         assert [p[0] for p in d.pages] == list(range(1, len(ref) + 1))
         assert d.pages[0][1] == 0 and d.pages[-1][2] == len(d.text)
@@ -91,9 +90,9 @@ def test_titles_from_pdf_metadata_or_file_stem(small_docs):
     assert small_docs["sotu-1863-lincoln.txt"].title == "sotu-1863-lincoln"
 
 
-def test_pageless_formats_are_faithful(small_docs):
+def test_pageless_formats_are_faithful(small_docs, small_corpus):
     txt = small_docs["sotu-1863-lincoln.txt"]
-    raw = (SMALL / txt.path).read_text(encoding="utf-8")
+    raw = (small_corpus / txt.path).read_text(encoding="utf-8")
     assert txt.mime_type == "text/plain" and txt.text == raw.replace("\r\n", "\n")
     assert txt.pages is None and txt.n_pages is None and txt.page_labels is None
 
@@ -102,14 +101,14 @@ def test_pageless_formats_are_faithful(small_docs):
 
     d = small_docs["carroll-lookingglass.docx"]
     assert d.status == "ok" and d.pages is None and d.mime_type.endswith("wordprocessingml.document")
-    paras = [p.text for p in docx.Document(str(SMALL / d.path)).paragraphs if p.text.strip()]
+    paras = [p.text for p in docx.Document(str(small_corpus / d.path)).paragraphs if p.text.strip()]
     assert len(paras) > 10
     body = squash(d.text)
     assert all(squash(p) in body for p in paras)
 
     h = small_docs["debian-developers-reference-scope.html"]
     assert h.status == "ok" and h.pages is None and h.mime_type == "text/html"
-    root = lxml.html.parse(str(SMALL / h.path)).getroot()
+    root = lxml.html.parse(str(small_corpus / h.path)).getroot()
     ps = [p.text_content() for p in root.iter("p") if p.text_content().strip()]
     assert ps and all(squash(p) in squash(h.text) for p in ps)
 
@@ -119,8 +118,8 @@ def test_unknown_formats_are_skipped_not_dropped(small_docs):
     assert lic and all(d.status == "skipped" and ".copyright" in d.error for d in lic)
 
 
-def test_every_bad_file_is_recorded_with_a_one_line_error(bad_docs):
-    files = sorted(p.name for p in BAD.iterdir() if p.is_file())
+def test_every_bad_file_is_recorded_with_a_one_line_error(bad_docs, bad_corpus):
+    files = sorted(p.name for p in bad_corpus.iterdir() if p.is_file())
     assert list(bad_docs) == files
     for d in bad_docs.values():
         assert d.status in ("failed", "skipped"), d.path
@@ -164,11 +163,11 @@ def test_long_line_limit_is_a_setting(tmp_path):
     assert L.load_folder(tmp_path, cfg(workers=1, max_line_chars=0))[0].status == "ok"
 
 
-def test_gzip_is_transparent_by_magic_not_only_by_name(tmp_path, small_docs):
-    src = SMALL / "asymptote-CAD.pdf"
+def test_gzip_is_transparent_by_magic_not_only_by_name(tmp_path, small_docs, small_corpus):
+    src = small_corpus / "asymptote-CAD.pdf"
     (tmp_path / "CAD.pdf.gz").write_bytes(gzip.compress(src.read_bytes()))
     # gzip data under a plain name: the magic number decides, not the name
-    (tmp_path / "speech.txt").write_bytes(gzip.compress((SMALL / "sotu-1863-lincoln.txt").read_bytes()))
+    (tmp_path / "speech.txt").write_bytes(gzip.compress((small_corpus / "sotu-1863-lincoln.txt").read_bytes()))
     (tmp_path / "cut.pdf.gz").write_bytes(gzip.compress(src.read_bytes())[:300])
     docs = {d.path: d for d in L.load_folder(tmp_path, cfg(workers=1))}
     gz, plain = docs["CAD.pdf.gz"], small_docs["asymptote-CAD.pdf"]
@@ -180,12 +179,12 @@ def test_gzip_is_transparent_by_magic_not_only_by_name(tmp_path, small_docs):
     assert docs["cut.pdf.gz"].status == "failed" and "gzip" in docs["cut.pdf.gz"].error
 
 
-def test_hidden_files_ignored_and_size_limit(tmp_path):
+def test_hidden_files_ignored_and_size_limit(tmp_path, small_corpus):
     (tmp_path / ".cache").mkdir()
     (tmp_path / ".cache" / "x.txt").write_text("hidden folder", encoding="utf-8")
     (tmp_path / ".notes.txt").write_text("hidden file", encoding="utf-8")
     (tmp_path / "sub").mkdir()
-    shutil.copyfile(SMALL / "R-FAQ.pdf", tmp_path / "sub" / "R-FAQ.pdf")
+    shutil.copyfile(small_corpus / "R-FAQ.pdf", tmp_path / "sub" / "R-FAQ.pdf")
     (tmp_path / "a.txt").write_text("visible text", encoding="utf-8")
     docs = L.load_folder(tmp_path, cfg(workers=1, max_file_mb=0.1))
     assert [d.path for d in docs] == ["a.txt", "sub/R-FAQ.pdf"]
@@ -221,11 +220,12 @@ def test_pptx_pages_are_slides(tmp_path):
         assert d.text[s:e].startswith(t) and f"Point {no} about" in d.text[s:e]
 
 
-def test_docling_parse_backend_puts_text_on_the_same_pages():
-    res = parse_file(str(SMALL / "asymptote-CAD.pdf"), "pdf", {**L.parse_options(cfg().load), "pdf_backend": "docling-parse"})
+def test_docling_parse_backend_puts_text_on_the_same_pages(small_corpus):
+    res = parse_file(str(small_corpus / "asymptote-CAD.pdf"), "pdf",
+                     {**L.parse_options(cfg().load), "pdf_backend": "docling-parse"})
     assert res["status"] == "ok" and res["metadata"]["pdf_backend"] == "docling-parse"
     alnum = lambda s: re.sub(r"[^a-z0-9]+", "", s.lower())  # the normalisation of checks/check_index.py
-    ref = [alnum(p) for p in pdfium_pages(SMALL / "asymptote-CAD.pdf")]
+    ref = [alnum(p) for p in pdfium_pages(small_corpus / "asymptote-CAD.pdf")]
     assert len(res["page_texts"]) == len(ref)
     hits = total = 0
     for page, want in zip(res["page_texts"], ref):
@@ -236,14 +236,15 @@ def test_docling_parse_backend_puts_text_on_the_same_pages():
     assert total > 50 and hits / total >= 0.95
 
 
-def test_unavailable_layout_backend_is_a_recorded_failure():
+def test_unavailable_layout_backend_is_a_recorded_failure(small_corpus):
     pytest.importorskip("docling")
     try:
         import torch  # noqa: F401
         pytest.skip("torch present: the layout pipeline may really run")
     except ImportError:
         pass
-    res = parse_file(str(SMALL / "asymptote-CAD.pdf"), "pdf", {**L.parse_options(cfg().load), "pdf_backend": "docling-layout"})
+    res = parse_file(str(small_corpus / "asymptote-CAD.pdf"), "pdf",
+                     {**L.parse_options(cfg().load), "pdf_backend": "docling-layout"})
     assert res["status"] == "failed" and "docling-layout" in res["error"]
 
 
@@ -253,14 +254,14 @@ def test_unknown_pdf_backend_is_a_config_error(tmp_path):
 
 
 @pytest.fixture()
-def mixed(tmp_path):
+def mixed(tmp_path, small_corpus, bad_corpus):
     """PDFs, text and every bad file, without office formats (keeps worker start-up cheap)."""
     root = tmp_path / "docs"
     root.mkdir()
-    for p in SMALL.glob("*"):
+    for p in small_corpus.glob("*"):
         if p.suffix in (".pdf", ".txt"):
             shutil.copyfile(p, root / p.name)  # copyfile: the shared originals are read-only
-    shutil.copytree(BAD, root / "bad", copy_function=shutil.copyfile)
+    shutil.copytree(bad_corpus, root / "bad", copy_function=shutil.copyfile)
     return root
 
 

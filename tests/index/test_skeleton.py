@@ -8,11 +8,11 @@ from provrag.index.chunk import chunk_text
 from provrag.index.skeleton import skeleton_stage
 from provrag.index.tables import frame
 from provrag.store import schema
-from tests.conftest import SMALL
 
 
-def _units() -> tuple[pl.DataFrame, object]:
-    text = (SMALL / "sotu-1863-lincoln.txt").read_text()
+def _units(small_corpus) -> tuple[pl.DataFrame, object]:
+    """Lincoln's 1863 message (../shared/corpora/small) in 120-token units, with TF-IDF vectors."""
+    text = (small_corpus / "sotu-1863-lincoln.txt").read_text()
     rows = chunk_text(text, None, 120, 0)
     for i, u in enumerate(rows):
         u["id"], u["human_readable_id"] = f"u{i:03d}", i
@@ -21,8 +21,8 @@ def _units() -> tuple[pl.DataFrame, object]:
 
 
 @pytest.mark.parametrize("beta", [0.1, 0.25, 0.5])
-def test_skeleton_fraction_is_beta(beta):
-    units, vecs = _units()
+def test_skeleton_fraction_is_beta(small_corpus, beta):
+    units, vecs = _units(small_corpus)
     cfg = load_config(overrides={"skeleton": {"beta": beta}})
     units, _ = skeleton_stage(units, vecs, cfg)
     n_sk = units["is_skeleton"].sum()
@@ -34,8 +34,8 @@ def test_skeleton_fraction_is_beta(beta):
     assert abs(units["skeleton_score"].sum() - 1.0) < 1e-6  # PageRank is a distribution
 
 
-def test_fills_the_contract_columns_and_keeps_the_rest():
-    units, vecs = _units()
+def test_fills_the_contract_columns_and_keeps_the_rest(small_corpus):
+    units, vecs = _units(small_corpus)
     marked, keywords = skeleton_stage(units, vecs, load_config())
     assert marked.schema == units.schema and keywords.schema == frame(schema.KEYWORDS, []).schema
     assert marked["is_skeleton"].null_count() == 0 and marked["skeleton_score"].null_count() == 0
@@ -43,8 +43,8 @@ def test_fills_the_contract_columns_and_keeps_the_rest():
     assert keywords["human_readable_id"].to_list() == list(range(keywords.height))
 
 
-def test_keywords_cover_every_unit_and_are_real_words():
-    units, vecs = _units()
+def test_keywords_cover_every_unit_and_are_real_words(small_corpus):
+    units, vecs = _units(small_corpus)
     units, keywords = skeleton_stage(units, vecs, load_config())
     ids = set(units["id"])
     covered = {t for ts in keywords["text_unit_ids"] for t in ts}
@@ -55,8 +55,8 @@ def test_keywords_cover_every_unit_and_are_real_words():
     assert set(treaty["text_unit_ids"]) == {u["id"] for u in units.iter_rows(named=True) if "treaty" in u["text"].lower()}
 
 
-def test_deterministic():
-    units, vecs = _units()
+def test_deterministic(small_corpus):
+    units, vecs = _units(small_corpus)
     a, ka = skeleton_stage(units, vecs, load_config())
     b, kb = skeleton_stage(units, vecs, load_config())
     assert a.equals(b) and ka.equals(kb)

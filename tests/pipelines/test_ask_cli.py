@@ -4,22 +4,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import DULCE, ROOT
-from tests.query.test_retrieve import squad_subset_index
-
 pytestmark = pytest.mark.usefixtures("shared")
-PROVRAG = [str(Path(sys.executable).parent / "provrag")]
-V3 = DULCE / "index-2026-v3"
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory):
-    return squad_subset_index(tmp_path_factory)
+def index(squad_subset_index):
+    return squad_subset_index
 
 
 @pytest.fixture(scope="module")
@@ -37,12 +31,16 @@ def fast_cfg(tmp_path_factory) -> Path:
     return p
 
 
-def run(env, *args, stdin=None):
-    return subprocess.run(PROVRAG + [str(a) for a in args], input=stdin, capture_output=True, text=True,
-                          timeout=180, cwd=ROOT, env=env)
+@pytest.fixture(scope="module")
+def run(provrag_script, repo_root):
+    """`provrag ARGS` through the venv's console script, as a user runs it: the CompletedProcess."""
+    def run(env, *args, stdin=None):
+        return subprocess.run(provrag_script + [str(a) for a in args], input=stdin, capture_output=True, text=True,
+                              timeout=180, cwd=repo_root, env=env)
+    return run
 
 
-def test_ask_json_is_contract_shape_and_trace_reads_back(index, env, fast_cfg):
+def test_ask_json_is_contract_shape_and_trace_reads_back(run, index, env, fast_cfg):
     r = run(env, "ask", "When did the 1973 oil crisis begin?", "--index", index, "--json", "--config", fast_cfg)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)  # stdout is one JSON document
@@ -77,7 +75,7 @@ def test_ask_json_is_contract_shape_and_trace_reads_back(index, env, fast_cfg):
     assert lt.returncode == 0 and out["trace_id"] in lt.stdout
 
 
-def test_ask_renders_answer_sources_and_trace_id(index, env, fast_cfg):
+def test_ask_renders_answer_sources_and_trace_id(run, index, env, fast_cfg):
     r = run(env, "ask", "What is packet switching?", "--index", index, "--method", "basic", "--config", fast_cfg)
     assert r.returncode == 0, r.stderr
     assert "answer · basic search" in r.stdout
@@ -86,17 +84,17 @@ def test_ask_renders_answer_sources_and_trace_id(index, env, fast_cfg):
     assert "provrag trace " in r.stdout
 
 
-def test_ask_global_on_graphrag_fixture(env, fast_cfg):
-    r = run(env, "ask", "What are the main themes of the story?", "--index", V3, "--json", "--config", fast_cfg)
+def test_ask_global_on_graphrag_fixture(run, env, fast_cfg, dulce_v3):
+    r = run(env, "ask", "What are the main themes of the story?", "--index", dulce_v3, "--json", "--config", fast_cfg)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["method"] == "global"
     assert out["citations"] and out["unresolved"] == []
-    assert not (V3 / "queries").exists()  # read-only fixture untouched
+    assert not (dulce_v3 / "queries").exists()  # read-only fixture untouched
     assert run(env, "trace", out["trace_id"]).returncode == 0  # found in the user folder
 
 
-def test_question_from_stdin(index, env, fast_cfg):
+def test_question_from_stdin(run, index, env, fast_cfg):
     r = run(env, "ask", "-", "--index", index, "--json", "--config", fast_cfg, stdin="Who owned Telenet?\n")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["question"] == "Who owned Telenet?"
@@ -111,7 +109,7 @@ def test_question_from_stdin(index, env, fast_cfg):
     (["trace", "abcdef012345", "--format", "xml"], "unknown --format"),
     (["log", "-n", "-3"], "-n must be"),
 ])
-def test_bad_input_exits_2_with_one_line(index, env, args, msg):
+def test_bad_input_exits_2_with_one_line(run, index, env, args, msg):
     r = run(env, *[a.replace("{index}", str(index)) for a in args])
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert msg in r.stderr

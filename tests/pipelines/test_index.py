@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 
 import duckdb
 import pyarrow.parquet as pq
@@ -15,22 +14,23 @@ import pypdfium2 as pdfium
 import pytest
 
 from provrag.store import schema
-from tests.conftest import BAD, SMALL
-
-PROVRAG = [sys.executable, "-m", "provrag"]
-
-
-def _run(*args, **kw):
-    return subprocess.run([*PROVRAG, *map(str, args)], capture_output=True, text=True, timeout=600, **kw)
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def run_cli(provrag_cli):
+    """`provrag ARGS` in a subprocess: the CompletedProcess."""
+    def run(*args, **kw):
+        return subprocess.run([*provrag_cli, *map(str, args)], capture_output=True, text=True, timeout=600, **kw)
+    return run
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, run_cli, small_corpus, bad_corpus):
     w = tmp_path_factory.mktemp("idx")
     docs = w / "docs"
-    shutil.copytree(SMALL, docs, ignore=shutil.ignore_patterns("licenses"))
-    shutil.copytree(BAD, docs / "bad")
-    r = _run("index", docs, "--out", w / "out", "--json")
+    shutil.copytree(small_corpus, docs, ignore=shutil.ignore_patterns("licenses"))
+    shutil.copytree(bad_corpus, docs / "bad")
+    r = run_cli("index", docs, "--out", w / "out", "--json")
     assert r.returncode == 0, r.stderr[-2000:]
     return docs, w / "out", json.loads(r.stdout)
 
@@ -131,9 +131,9 @@ def test_skeleton_graph_and_reports(built):
             assert set(ids) <= ent_ids
 
 
-def test_rerun_is_identical(built, tmp_path):
+def test_rerun_is_identical(built, tmp_path, run_cli):
     docs, out, _ = built
-    r = _run("index", docs, "--out", tmp_path / "again", "--json")
+    r = run_cli("index", docs, "--out", tmp_path / "again", "--json")
     assert r.returncode == 0, r.stderr[-1000:]
     for name in schema.SCHEMAS:
         a = pq.read_table(out / f"{name}.parquet")
@@ -165,14 +165,14 @@ def test_json_summary_agrees_with_the_tables_and_manifest(built):
         assert d["text_unit_ids"] == [u["id"] for u in units if u["document_id"] == d["id"]]
 
 
-def test_library_run_reports_each_stage_and_returns_the_summary(tmp_path):
+def test_library_run_reports_each_stage_and_returns_the_summary(tmp_path, small_corpus, bad_corpus):
     from provrag.config import load_config
     from provrag.pipelines.index import run_index
 
     docs = tmp_path / "docs"
     docs.mkdir()
-    shutil.copyfile(SMALL / "sotu-1863-lincoln.txt", docs / "sotu.txt")
-    shutil.copyfile(BAD / "empty.md", docs / "empty.md")
+    shutil.copyfile(small_corpus / "sotu-1863-lincoln.txt", docs / "sotu.txt")
+    shutil.copyfile(bad_corpus / "empty.md", docs / "empty.md")
 
     class Recorder:
         def __init__(self):
@@ -196,15 +196,15 @@ def test_library_run_reports_each_stage_and_returns_the_summary(tmp_path):
     assert summary.text_units == pq.read_metadata(tmp_path / "out" / "text_units.parquet").num_rows > 0
 
 
-def test_bad_arguments_exit_2(tmp_path):
-    r = _run("index", tmp_path / "missing", "--out", tmp_path / "o")
+def test_bad_arguments_exit_2(tmp_path, run_cli):
+    r = run_cli("index", tmp_path / "missing", "--out", tmp_path / "o")
     assert r.returncode == 2 and "no such folder" in r.stderr and "Traceback" not in r.stderr
     blocker = tmp_path / "file"
     blocker.write_text("x")
     docs = tmp_path / "d"
     docs.mkdir()
     (docs / "a.txt").write_text("Some text about Halcyon.")
-    r = _run("index", docs, "--out", blocker / "o")
+    r = run_cli("index", docs, "--out", blocker / "o")
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    r = _run("index", tmp_path / "empty-dir-none", "--out", tmp_path / "o2")
+    r = run_cli("index", tmp_path / "empty-dir-none", "--out", tmp_path / "o2")
     assert r.returncode == 2

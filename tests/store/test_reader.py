@@ -7,7 +7,6 @@ import duckdb
 import pytest
 
 from provrag.store.reader import IndexNotFound, open_index
-from tests.conftest import DULCE
 
 pytestmark = pytest.mark.usefixtures("shared")
 
@@ -25,8 +24,8 @@ def _raw_count(folder, table):
 
 
 @pytest.mark.parametrize("folder,kind", sorted(GENERATIONS.items()))
-def test_opens_every_generation_as_views(folder, kind):
-    path = DULCE / folder
+def test_opens_every_generation_as_views(dulce, folder, kind):
+    path = dulce / folder
     with open_index(path) as r:
         assert r.kind == kind and r.has_pages is False and r.path == path
         views = {v for (v,) in r.con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
@@ -40,8 +39,8 @@ def test_opens_every_generation_as_views(folder, kind):
 
 
 @pytest.mark.parametrize("folder", sorted(GENERATIONS))
-def test_views_are_normalised_to_v3_names(folder):
-    with open_index(DULCE / folder) as r:
+def test_views_are_normalised_to_v3_names(dulce, folder):
+    with open_index(dulce / folder) as r:
         con = r.con
         # every unit has its document (v1/v2: first of document_ids) and no invented page
         row = con.execute("""SELECT count(*), count(t.document_id), count(d.id), count(t.page_start),
@@ -57,8 +56,8 @@ def test_views_are_normalised_to_v3_names(folder):
         assert all(t.endswith(".txt") and p is None and pl is None and n is None for t, p, pl, n in d)
 
 
-def test_v1_specifics():
-    path = DULCE / "index-2025-v1"
+def test_v1_specifics(dulce):
+    path = dulce / "index-2025-v1"
     with open_index(path) as r:
         # rank_explanation (v1) is served as rating_explanation, same text
         raw = duckdb.connect().execute(
@@ -74,8 +73,8 @@ def test_v1_specifics():
         assert r.con.execute("SELECT min(human_readable_id) FROM text_units").fetchone()[0] == 1
 
 
-def test_missing_optional_tables_are_empty_views(tmp_path):
-    src = DULCE / "index-2026-v3"
+def test_missing_optional_tables_are_empty_views(tmp_path, dulce_v3):
+    src = dulce_v3
     for f in ("text_units.parquet", "documents.parquet", "communities.parquet"):
         shutil.copy(src / f, tmp_path / f)
     with open_index(tmp_path) as r:
@@ -86,9 +85,9 @@ def test_missing_optional_tables_are_empty_views(tmp_path):
         assert r.tables["covariates"] is None
 
 
-def test_finds_graphrag_output_folder(tmp_path):
+def test_finds_graphrag_output_folder(tmp_path, dulce_v3):
     out = tmp_path / "project" / "output"
-    shutil.copytree(DULCE / "index-2026-v3", out, ignore=shutil.ignore_patterns("answers"))
+    shutil.copytree(dulce_v3, out, ignore=shutil.ignore_patterns("answers"))
     with open_index(tmp_path / "project") as r:
         assert r.kind == "graphrag-v3" and r.path == out
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from provrag.text.questions import answer_type, is_broad
-from tests.conftest import EVAL_DEV
+from tests.shared_material import EVAL_DEV
 
 pytestmark = pytest.mark.usefixtures("shared")
 

@@ -79,7 +79,7 @@ def test_paragraphs_of_real_pdfs_match_the_articles_paragraphs():
 
     from provrag.index.pdf import parse_pdf
     from provrag.text.sentences import paragraph_spans
-    from tests.query.test_retrieve import SQUAD
+    from tests.shared_material import SQUAD
 
     truth = found = truth_across = found_across = 0
     for line in (SQUAD / "documents.jsonl").read_text().splitlines():

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from provrag.verify.claims import is_checkable, is_fragment, question_to_claim, split_claims
-from tests.conftest import DULCE, EVAL_DEV
 
 
 def test_blocks_stripped_refs_kept_per_claim():
@@ -39,8 +38,8 @@ def test_bad_input_never_crashes(bad):
     assert split_claims(bad) == [] or all(c.text for c in split_claims(bad))
 
 
-def test_real_graphrag_answer_claims_carry_their_citations():
-    ans = json.loads((DULCE / "index-2025-v1" / "answers" / "local_search_0.json").read_text())["answer"]
+def test_real_graphrag_answer_claims_carry_their_citations(dulce):
+    ans = json.loads((dulce / "index-2025-v1" / "answers" / "local_search_0.json").read_text())["answer"]
     claims = split_claims(ans)
     assert len(claims) >= 5
     cited = [c for c in claims if c.refs]
@@ -65,8 +64,8 @@ def test_question_turns_short_answer_into_claim():
     assert is_fragment("Saturday Night Live") and not is_fragment("John Lennon wrote \"A World Without Love\".")
 
 
-def test_halueval_questions_all_give_claims_with_the_answer():
-    cases = [json.loads(x) for x in (EVAL_DEV / "halueval" / "cases.jsonl").read_text().splitlines()[:60]]
+def test_halueval_questions_all_give_claims_with_the_answer(eval_dev):
+    cases = [json.loads(x) for x in (eval_dev / "halueval" / "cases.jsonl").read_text().splitlines()[:60]]
     for c in cases:
         claims = split_claims(c["right_answer"], c["question"])
         assert len(claims) == 1, c["id"]

@@ -14,10 +14,8 @@ from provrag.results import Verdict
 from provrag.store.reader import open_index
 from provrag.verify.claims import split_claims
 from provrag.verify.verdicts import Judge, normalise_verdict, summarise, verdict_of
-from tests.conftest import DULCE
 
 pytestmark = pytest.mark.usefixtures("shared")
-V1 = DULCE / "index-2025-v1"
 CFG = load_config(overrides={"verify": {"top_k_cited": 2, "top_k_retrieved": 3}})
 # the evidence keys `verify --json` has always written: the contract's Source, the unit and the
 # quote's offsets (null on a GraphRAG unit), then the verdict
@@ -25,12 +23,18 @@ EVIDENCE_KEYS = {"document", "path", "page_start", "page_end", "page_label", "te
                  "text_unit", "char_start", "char_end", "label", "reason", "route"}
 
 
-def _answer() -> str:
-    return json.loads((V1 / "answers" / "local_search_0.json").read_text())["answer"]
+@pytest.fixture(scope="module")
+def v1(dulce):
+    """The Dulce fixture's oldest GraphRAG output folder (index-2025-v1: create_final_* tables), read-only."""
+    return dulce / "index-2025-v1"
 
 
-def _texts(n: int) -> dict[str, str]:
-    with open_index(V1) as r:
+def _answer(v1) -> str:
+    return json.loads((v1 / "answers" / "local_search_0.json").read_text())["answer"]
+
+
+def _texts(v1, n: int) -> dict[str, str]:
+    with open_index(v1) as r:
         return dict(r.con.execute(f"SELECT id, text FROM text_units ORDER BY human_readable_id LIMIT {n}").fetchall())
 
 
@@ -46,11 +50,11 @@ class CountingEngine(OfflineEngine):
         return super().judge(claim, evidence, focus=focus)
 
 
-def test_judge_asks_the_engine_once_per_claim_and_text():
+def test_judge_asks_the_engine_once_per_claim_and_text(v1):
     engine = CountingEngine(CFG)
     judge = Judge(engine)
-    claim = split_claims(_answer())[0]
-    texts = _texts(4)
+    claim = split_claims(_answer(v1))[0]
+    texts = _texts(v1, 4)
     first = dict(list(texts.items())[:3])
     got = judge(claim, first)
     assert list(got) == list(first) and len(engine.judged) == 3
@@ -64,9 +68,9 @@ def test_judge_asks_the_engine_once_per_claim_and_text():
     assert judge.method == "offline"
 
 
-def test_a_verdict_is_normalised_and_given_a_span_when_the_engine_names_none():
+def test_a_verdict_is_normalised_and_given_a_span_when_the_engine_names_none(v1):
     claim = "Agent Alex Mercer is a member of the Paranormal Military Squad."
-    text = next(t for t in _texts(40).values() if "Mercer" in t)
+    text = next(t for t in _texts(v1, 40).values() if "Mercer" in t)
     v = normalise_verdict(Verdict("SUPPORTS", "0.912345", None, None), claim, text)   # a model's loose reply
     assert v.label == "unsupported" and v.score == 0.9123 and v.reason == ""
     a, b = v.span
@@ -81,11 +85,11 @@ def test_refchecker_rule_across_units():
     assert verdict_of(["unsupported"]) == verdict_of([]) == "unsupported"
 
 
-def test_graphrag_answer_evidence_json_and_alce_metrics():
+def test_graphrag_answer_evidence_json_and_alce_metrics(v1):
     from provrag.verify.check import verify_answer
 
-    with open_index(V1) as r:
-        res = verify_answer(r, _answer(), CFG)
+    with open_index(v1) as r:
+        res = verify_answer(r, _answer(v1), CFG)
     doc = res.to_json()
     assert doc["method"] == "offline" and len(doc["claims"]) == res.summary["claims"] >= 5
     for c in doc["claims"]:
@@ -102,7 +106,7 @@ def test_graphrag_answer_evidence_json_and_alce_metrics():
     assert sum(res.summary[k] for k in ("supported", "contradicted", "unsupported")) == len(res.claims)
 
 
-def test_verify_trace_keeps_its_result_in_one_place(tmp_path, monkeypatch):
+def test_verify_trace_keeps_its_result_in_one_place(tmp_path, monkeypatch, v1):
     """The verify trace stores the claims and summary once, in trace["verify"]; the report reads
     them from there and from nowhere else."""
     from provrag.pipelines.report import stored_verify_result
@@ -110,8 +114,8 @@ def test_verify_trace_keeps_its_result_in_one_place(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     idx = tmp_path / "v1"
-    shutil.copytree(V1, idx)
-    res = run_verify(idx, CFG, answer=_answer(), question="Who is on the team?")
+    shutil.copytree(v1, idx)
+    res = run_verify(idx, CFG, answer=_answer(v1), question="Who is on the team?")
     assert res.trace_file and res.trace_error is None and res.trace["kind"] == "verify"
     doc = res.to_json()
     stored = stored_verify_result(res.trace)

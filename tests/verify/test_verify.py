@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,23 +12,22 @@ import pytest
 from provrag.config import load_config
 from provrag.store.reader import open_index
 from provrag.verify.check import verify_answer
-from tests.conftest import DULCE, SMALL
+from tests.shared_material import DULCE_ANSWERS
 
 pytestmark = pytest.mark.usefixtures("shared")
-PROVRAG = str(Path(sys.executable).parent / "provrag")
 CFG = load_config()
 CLAIM_KEYS = {"text", "verdict", "score", "method", "cited", "evidence", "cited_supports"}
 SOURCE_KEYS = {"document", "path", "page_start", "page_end", "page_label", "text_unit_id", "quote", "via", "score"}
 
 
 @pytest.fixture(scope="module")
-def rfaq(tmp_path_factory):
+def rfaq(tmp_path_factory, small_corpus):
     """An offline index of the R FAQ alone (a real 100-page PDF with printed page labels)."""
     from provrag.pipelines.index import run_index
 
     root = tmp_path_factory.mktemp("verify")
     (root / "docs").mkdir()
-    shutil.copy(SMALL / "R-FAQ.pdf", root / "docs" / "R-FAQ.pdf")
+    shutil.copy(small_corpus / "R-FAQ.pdf", root / "docs" / "R-FAQ.pdf")
     run_index(root / "docs", root / "idx", CFG)
     return root / "idx"
 
@@ -103,8 +101,8 @@ def test_right_citation_counts_for_recall_and_precision(rfaq):
     assert CLAIM_KEYS <= set(doc) and all(SOURCE_KEYS <= set(s) for s in doc["cited"] + doc["evidence"])
 
 
-def test_cli_json_fail_under_and_trace(rfaq):
-    r = subprocess.run([PROVRAG, "verify", "--index", str(rfaq), "--json", "--fail-under", "1",
+def test_cli_json_fail_under_and_trace(rfaq, provrag_cli):
+    r = subprocess.run([*provrag_cli, "verify", "--index", str(rfaq), "--json", "--fail-under", "1",
                         "--answer", "R was initially written by Ross Ihaka and Robert Gentleman. "
                                     "R was initially written by Linus Torvalds in Helsinki."],
                        capture_output=True, text=True, timeout=300)
@@ -116,13 +114,13 @@ def test_cli_json_fail_under_and_trace(rfaq):
                                    "citation_recall", "citation_precision"}
     assert doc["method"] == "offline" and all(c["method"] == "offline" for c in doc["claims"])
     # the run is stored as a trace of kind verify
-    t = subprocess.run([PROVRAG, "trace", doc["trace_id"], "--index", str(rfaq), "--format", "json"],
+    t = subprocess.run([*provrag_cli, "trace", doc["trace_id"], "--index", str(rfaq), "--format", "json"],
                        capture_output=True, text=True, timeout=120)
     assert t.returncode == 0 and json.loads(t.stdout)["kind"] == "verify"
 
 
-def test_cli_stdin_and_rich_output(rfaq):
-    r = subprocess.run([PROVRAG, "verify", "-", "--index", str(rfaq), "--fail-under", "0.5"],
+def test_cli_stdin_and_rich_output(rfaq, provrag_cli):
+    r = subprocess.run([*provrag_cli, "verify", "-", "--index", str(rfaq), "--fail-under", "0.5"],
                        input="Support for Mac OS Classic ended with R 1.7.1.", capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr
@@ -137,28 +135,25 @@ def test_cli_stdin_and_rich_output(rfaq):
     (["--trace", "zz-not-hex"], "trace"),
     (["stray words"], "unexpected argument"),
 ])
-def test_cli_bad_usage_exits_2(rfaq, args, msg):
-    r = subprocess.run([PROVRAG, "verify", "--index", str(rfaq), *args], capture_output=True, text=True,
+def test_cli_bad_usage_exits_2(rfaq, provrag_cli, args, msg):
+    r = subprocess.run([*provrag_cli, "verify", "--index", str(rfaq), *args], capture_output=True, text=True,
                        timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr
 
 
-def test_cli_bad_index_exits_2(tmp_path):
-    r = subprocess.run([PROVRAG, "verify", "--index", str(tmp_path / "none"), "--answer", "R is fine."],
+def test_cli_bad_index_exits_2(tmp_path, provrag_cli):
+    r = subprocess.run([*provrag_cli, "verify", "--index", str(tmp_path / "none"), "--answer", "R is fine."],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0
 
 
-DULCE_ANSWERS = sorted(p.relative_to(DULCE).as_posix() for p in DULCE.glob("index-*/answers/*.json"))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", DULCE_ANSWERS)
-def test_real_graphrag_answers_verify_with_novella_evidence(name):
+def test_real_graphrag_answers_verify_with_novella_evidence(dulce, name):
     """Every claim of the five real GPT-4 answers gets a verdict and evidence from the novella;
     v1's citations point at the wrong entities (fixture README): none of its cited claims is
     supported by its own citations."""
-    f = DULCE / name
+    f = dulce / name
     cfg = load_config(overrides={"verify": {"top_k_cited": 2, "top_k_retrieved": 3}})
     with open_index(f.parent.parent) as r:
         res = verify_answer(r, json.loads(f.read_text())["answer"], cfg)
@@ -175,22 +170,22 @@ def test_real_graphrag_answers_verify_with_novella_evidence(name):
     assert res.summary["claims"] == len(claims)
 
 
-def test_ask_json_file_and_trace_last_are_verified(rfaq, tmp_path):
+def test_ask_json_file_and_trace_last_are_verified(rfaq, tmp_path, provrag_cli):
     """`ask --json > a.json; verify --answer-file a.json` checks the answer (not the JSON), with
     its question; `verify --trace last` checks the most recent ask of the index."""
     q = "Who initially wrote R?"
-    a = subprocess.run([PROVRAG, "ask", q, "--index", str(rfaq), "--json"], capture_output=True, text=True,
+    a = subprocess.run([*provrag_cli, "ask", q, "--index", str(rfaq), "--json"], capture_output=True, text=True,
                        timeout=300)
     assert a.returncode == 0, a.stderr
     asked = json.loads(a.stdout)
     (tmp_path / "a.json").write_text(a.stdout)
-    r = subprocess.run([PROVRAG, "verify", "--index", str(rfaq), "--json", "--answer-file", str(tmp_path / "a.json")],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run([*provrag_cli, "verify", "--index", str(rfaq), "--json",
+                        "--answer-file", str(tmp_path / "a.json")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     by_file = json.loads(r.stdout)
     texts = " ".join(c["text"] for c in by_file["claims"])
     assert '"answer"' not in texts and "trace_id" not in texts and by_file["claims"]
-    last = subprocess.run([PROVRAG, "verify", "--index", str(rfaq), "--json", "--trace", "last"],
+    last = subprocess.run([*provrag_cli, "verify", "--index", str(rfaq), "--json", "--trace", "last"],
                           capture_output=True, text=True, timeout=300)
     assert last.returncode == 0, last.stderr
     by_trace = json.loads(last.stdout)
@@ -198,7 +193,7 @@ def test_ask_json_file_and_trace_last_are_verified(rfaq, tmp_path):
     assert by_trace["question"] == q and by_file["question"] == asked["question"] == q
 
 
-def test_a_claim_cut_by_a_page_break_is_supported_across_both_pages(tmp_path_factory):
+def test_a_claim_cut_by_a_page_break_is_supported_across_both_pages(squad_subset_index):
     """A sentence that runs from the foot of one page onto the next lies whole in neither text
     unit: verify judges the seam of the two and cites both pages."""
     import re
@@ -207,9 +202,8 @@ def test_a_claim_cut_by_a_page_break_is_supported_across_both_pages(tmp_path_fac
     from provrag.store.reader import open_index
     from provrag.text.sentences import FURNITURE
     from provrag.verify.check import verify_answer
-    from tests.query.test_retrieve import squad_subset_index
 
-    index = squad_subset_index(tmp_path_factory)
+    index = squad_subset_index
     cfg = load_config()
     with open_index(index) as r:
         rows = r.con.execute("""SELECT human_readable_id, document_id, page_start, page_end, text FROM text_units

@@ -6,7 +6,6 @@ from rich.console import Console
 
 from provrag.store.reader import open_index
 from provrag.views.resolve import resolve_view
-from tests.conftest import DULCE
 
 pytestmark = pytest.mark.usefixtures("shared")
 
@@ -15,10 +14,10 @@ ANSWER = ("The operation is specifically tasked with investigating and managing 
 
 
 @pytest.fixture(scope="module")
-def result():
+def result(dulce_v3):
     from provrag.query.resolve import resolve_answer
 
-    with open_index(DULCE / "index-2026-v3") as r:
+    with open_index(dulce_v3) as r:
         return resolve_answer(r, ANSWER, top_k=2)
 
 

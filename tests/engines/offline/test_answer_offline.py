@@ -2,22 +2,18 @@
 the statement under them and never answer; irregular word forms still match."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from provrag.engines.offline.answer.selection import select
 from provrag.text.sentences import is_heading, split_sentences
 from provrag.text.words import terms_of
 
-DATA = Path(__file__).resolve().parents[3] / "data"
-
 
 @pytest.fixture(scope="module")
-def handbook_page2() -> str:
+def handbook_page2(sample_data) -> str:
     import pypdfium2 as pdfium
 
-    pdf = pdfium.PdfDocument(str(DATA / "halcyon-commissioning-handbook.pdf"))
+    pdf = pdfium.PdfDocument(str(sample_data / "halcyon-commissioning-handbook.pdf"))
     return pdf[1].get_textpage().get_text_range().replace("\r\n", "\n")
 
 
@@ -35,17 +31,18 @@ def test_heading_line_is_its_own_sentence(handbook_page2):
     assert "Sedge End, about 61,000 people in all." in " ".join(body.split())
 
 
-def test_markdown_heading_cut_from_the_sentence_before():
-    text = (DATA / "halcyon-design-decisions.md").read_text()
+def test_markdown_heading_cut_from_the_sentence_before(sample_data):
+    text = (sample_data / "halcyon-design-decisions.md").read_text()
     sents = _sentences(text)
     heads = [s for s in sents if s.lstrip().startswith("#")]
     assert heads and all(is_heading(h) and "\n" not in h.strip() for h in heads)
 
 
-def test_contents_lines_are_headings():
+def test_contents_lines_are_headings(sample_data):
     import pypdfium2 as pdfium
 
-    page = pdfium.PdfDocument(str(DATA / "halcyon-commissioning-handbook.pdf"))[0].get_textpage().get_text_range()
+    pdf = pdfium.PdfDocument(str(sample_data / "halcyon-commissioning-handbook.pdf"))
+    page = pdf[0].get_textpage().get_text_range()
     toc = [ln for ln in page.splitlines() if "....." in ln]
     assert toc and all(is_heading(ln) for ln in toc)
     assert not is_heading("The design capacity is 48 megalitres per day (ML/d).")

@@ -11,10 +11,14 @@ from provrag.engines.offline.judge.decide import judge
 from provrag.engines.offline.judge.features import FEATURES, features
 from provrag.engines.offline.judge.quantities import qty_ok, quantities
 from provrag.verify.claims import split_claims
-from tests.conftest import EVAL_DEV, ROOT
 
 CFG = load_config().verify
-YANKEES = (EVAL_DEV / "halueval" / "corpus" / "he-dev-0005.md")
+
+
+@pytest.fixture(scope="module")
+def yankees(eval_dev):
+    """The knowledge text of HaluEval dev case he-dev-0005 (the Highlanders, renamed the Yankees in 1913)."""
+    return eval_dev / "halueval" / "corpus" / "he-dev-0005.md"
 
 
 def _labels(claim, texts, **kw):
@@ -40,8 +44,8 @@ def test_quantities_dates_and_bounds():
     assert qty_ok(quantities("born in 1970")[0], quantities("born 20 December 1970"))
 
 
-def test_real_passage_supported_swapped_number_negated_other_name():
-    text = YANKEES.read_text()
+def test_real_passage_supported_swapped_number_negated_other_name(yankees):
+    text = yankees.read_text()
     assert _labels("The Highlanders were officially renamed the Yankees in 1913.", [text]) == ["supported"]
     assert _labels("The Highlanders were officially renamed the Yankees in 1912.", [text]) == ["contradicted"]
     assert _labels("The Highlanders were never renamed the Yankees.", [text]) == ["contradicted"]
@@ -49,9 +53,9 @@ def test_real_passage_supported_swapped_number_negated_other_name():
     assert _labels("Peter Thomas Ward was born in Montreal.", [text]) == ["supported"]
 
 
-def test_one_verdict_per_evidence_with_its_own_span():
-    text = YANKEES.read_text()
-    other = (EVAL_DEV / "halueval" / "corpus" / "he-dev-0004.md").read_text()
+def test_one_verdict_per_evidence_with_its_own_span(yankees, eval_dev):
+    text = yankees.read_text()
+    other = (eval_dev / "halueval" / "corpus" / "he-dev-0004.md").read_text()
     vs = judge("The Highlanders were officially renamed the Yankees in 1913.", [other, text, "", None], CFG)
     assert [v["label"] for v in vs] == ["unsupported", "supported", "unsupported", "unsupported"]
     a, b = vs[1]["span"]
@@ -59,9 +63,9 @@ def test_one_verdict_per_evidence_with_its_own_span():
     assert all(0.0 <= v["score"] <= 1.0 and v["reason"] for v in vs)
 
 
-def test_question_focus_must_be_stated():
-    c = json.loads((EVAL_DEV / "halueval" / "cases.jsonl").read_text().splitlines()[4])  # he-dev-0005
-    text = (EVAL_DEV / "halueval" / "corpus" / c["document"]).read_text()
+def test_question_focus_must_be_stated(eval_dev):
+    c = json.loads((eval_dev / "halueval" / "cases.jsonl").read_text().splitlines()[4])  # he-dev-0005
+    text = (eval_dev / "halueval" / "corpus" / c["document"]).read_text()
     right = split_claims(c["right_answer"], c["question"])[0]
     wrong = split_claims(c["hallucinated_answer"], c["question"])[0]
     assert _labels(right.text, [text], focus=right.focus) == ["supported"]
@@ -75,19 +79,19 @@ def _bacc(pairs):
 
 
 @pytest.mark.slow
-def test_dev_slice_balanced_accuracy():
+def test_dev_slice_balanced_accuracy(eval_dev):
     """120 VitaminC claims against their page files, 60 HaluEval cases against their knowledge:
     the judge must beat the naive coverage baseline (0.70 / 0.60) clearly on dev."""
-    vc = [json.loads(x) for x in (EVAL_DEV / "vitaminc" / "claims.jsonl").read_text().splitlines()[:120]]
+    vc = [json.loads(x) for x in (eval_dev / "vitaminc" / "claims.jsonl").read_text().splitlines()[:120]]
     pairs = []
     for c in vc:
-        text = (EVAL_DEV / "vitaminc" / "corpus" / c["document"]).read_text()
+        text = (eval_dev / "vitaminc" / "corpus" / c["document"]).read_text()
         pairs.append((c["label"] == "supported", judge(c["claim"], [text], CFG)[0]["label"] == "supported"))
     assert _bacc(pairs) >= 0.72
-    he = [json.loads(x) for x in (EVAL_DEV / "halueval" / "cases.jsonl").read_text().splitlines()[:60]]
+    he = [json.loads(x) for x in (eval_dev / "halueval" / "cases.jsonl").read_text().splitlines()[:60]]
     pairs = []
     for c in he:
-        text = (EVAL_DEV / "halueval" / "corpus" / c["document"]).read_text()
+        text = (eval_dev / "halueval" / "corpus" / c["document"]).read_text()
         for gold, ans in ((True, c["right_answer"]), (False, c["hallucinated_answer"])):
             claims = split_claims(ans, c["question"])
             ok = bool(claims) and all(judge(x.text, [text], CFG, focus=x.focus)[0]["label"] == "supported" for x in claims)
@@ -104,12 +108,12 @@ def test_features_are_finite_numbers():
     assert f["coverage"] == 1.0 and f["number_missing"] == 0.0
 
 
-def test_a_claim_over_several_wrapped_lines_is_judged_whole():
+def test_a_claim_over_several_wrapped_lines_is_judged_whole(sample_data):
     """PDF text is wrapped at ~80 characters and pysbd ends a segment at every newline; the
     judge reads line wraps as spaces, so a claim spread over three lines is covered whole."""
     from provrag.text.sentences import split_sentences
 
-    text = "\n".join(_handbook_pages())
+    text = "\n".join(_handbook_pages(sample_data))
 
     # the handbook's sentences that run over three or more lines, as a claim would state them
     long = [text[a:b] for a, b in split_sentences(text) if text[a:b].count("\n") >= 2 and "." in text[a:b][-2:]]
@@ -121,20 +125,20 @@ def test_a_claim_over_several_wrapped_lines_is_judged_whole():
         assert " ".join(text[v["span"][0]:v["span"][1]].split()).find(claim) >= 0
 
 
-def _handbook_pages() -> list[str]:
+def _handbook_pages(sample_data) -> list[str]:
     import pypdfium2 as pdfium
 
-    pdf = pdfium.PdfDocument(str(ROOT / "data" / "halcyon-commissioning-handbook.pdf"))
+    pdf = pdfium.PdfDocument(str(sample_data / "halcyon-commissioning-handbook.pdf"))
     return [pdf[i].get_textpage().get_text_range() for i in range(len(pdf))]
 
 
-def test_a_claim_negation_contradicts_only_a_span_that_states_the_negated_words():
+def test_a_claim_negation_contradicts_only_a_span_that_states_the_negated_words(sample_data):
     """The handbook's own sentence "no equipment is energised … without a permit she has
     signed" against the title page ("Approved by Dr. Imogen Vale …"), which says nothing about
     equipment or permits: off topic, so unsupported, not contradicted (the claim's negation has
     nothing in that span to deny). Against its own page it is supported, and a sentence that
     negates what a page states is still contradicted by it."""
-    pages = _handbook_pages()
+    pages = _handbook_pages(sample_data)
     flat = [" ".join(p.split()) for p in pages]
     title = pages[next(i for i, p in enumerate(flat) if "Approved by Dr. Imogen Vale" in p)]
     i = next(i for i, p in enumerate(flat) if "permit she has signed" in p)
@@ -144,7 +148,7 @@ def test_a_claim_negation_contradicts_only_a_span_that_states_the_negated_words(
     assert _labels(claim, [title]) == ["unsupported"]
     # "Met with: Helga Marsh, Dr. Imogen Vale …": "with" is no opposite of the claim's "without"
     # (that is a negation cue, judged in its scope above)
-    notes = (ROOT / "data" / "halcyon-inspection-notes-2025-06-20.txt").read_text()
+    notes = (sample_data / "halcyon-inspection-notes-2025-06-20.txt").read_text()
     assert _labels(claim, [notes]) == ["unsupported"]
     assert _labels(claim, [own]) == ["supported"]
     negated = "The commissioning team is not led by Dr. Imogen Vale."

@@ -27,22 +27,15 @@ from provrag.engines.openai.engine import CANNOT_ANSWER, OpenAIEngine
 from provrag.errors import UsageError
 from provrag.results import Verdict
 from provrag.store.cache import Cache
-from tests.conftest import ROOT, SMALL
-from tests.llm_server import ScriptedLLMServer
 
 KEY = "sk-provrag-test-Zq81-do-not-leak-7731"
 KEY_ENV = "PROVRAG_TEST_LLM_KEY"
-LINCOLN = SMALL / "sotu-1863-lincoln.txt"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ScriptedLLMServer() as srv:
-        yield srv
 
 
 @pytest.fixture
-def srv(server, monkeypatch):
+def srv(scripted_llm_server, monkeypatch):
+    """The module's scripted server, reset (no faults, no delay, counts at zero), with the key set."""
+    server = scripted_llm_server
     server.reset()
     server.state.delay = 0.0
     monkeypatch.setenv(KEY_ENV, KEY)
@@ -56,11 +49,11 @@ def make_cfg(srv, llm: dict | None = None, **sections) -> dict:
 
 
 @pytest.fixture(scope="module")
-def paragraphs(shared) -> list[str]:
+def paragraphs(small_corpus) -> list[str]:
     """Real passages: Lincoln's 1863 message (one long line) cut at sentence ends into ~1,200 characters."""
     import re
 
-    text = LINCOLN.read_text(encoding="utf-8")
+    text = (small_corpus / "sotu-1863-lincoln.txt").read_text(encoding="utf-8")
     paras, cur = [], ""
     for sent in re.split(r"(?<=[.!?])\s+", text):
         cur = f"{cur} {sent}".strip()
@@ -491,12 +484,12 @@ def test_parsers_accept_graphrag_output_and_reject_junk():
         assert prompts.MARKER_RE.search(msgs[0]["content"]).group(1) == kind
 
 
-def test_server_runs_on_its_own(shared):
+def test_server_runs_on_its_own(shared, repo_root):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    proc = subprocess.Popen([sys.executable, "-m", "tests.llm_server", "--port", str(port)], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "tests.llm_server", "--port", str(port)], cwd=repo_root,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(100):

@@ -16,8 +16,6 @@ import pytest
 
 from provrag.config import load_config
 from provrag.store import schema
-from tests.conftest import SMALL
-from tests.llm_server import ScriptedLLMServer
 
 KEY = "sk-provrag-e2e-Qm47-do-not-leak-0912"
 KEY_ENV = "PROVRAG_E2E_LLM_KEY"
@@ -26,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def indexes(tmp_path_factory, shared):
+def indexes(tmp_path_factory, small_corpus, scripted_llm_server):
     for mod in ("provrag.pipelines.index", "provrag.index.extract", "provrag.index.communities", "provrag.index.reports"):
         pytest.importorskip(mod)
     from provrag.pipelines.index import run_index
@@ -35,29 +33,29 @@ def indexes(tmp_path_factory, shared):
     docs = w / "docs"
     docs.mkdir()
     for name in ("sotu-1863-lincoln.txt", "debian-developers-reference-scope.html"):
-        shutil.copy(SMALL / name, docs / name)
+        shutil.copy(small_corpus / name, docs / name)
     mp = pytest.MonkeyPatch()
     mp.setenv(KEY_ENV, KEY)
     try:
         offline = run_index(docs, w / "offline", load_config())
-        with ScriptedLLMServer() as srv:
-            cfg = load_config(None, {"llm": {"engine": "openai", "base_url": srv.url, "model": "scripted",
-                                             "api_key_env": KEY_ENV, "backoff_seconds": 0.01},
-                                     "extract": {"gleanings": 1}})
-            srv.fail_next("429", "500", {"fault": "malformed", "kind": "report"}, retry_after=0.2)
-            first = run_index(docs, w / "openai", cfg)
-            m1 = json.loads((w / "openai" / "manifest.json").read_text())
-            stats1 = srv.stats()
-            second = run_index(docs, w / "openai", cfg)
-            m2 = json.loads((w / "openai" / "manifest.json").read_text())
-            stats2 = srv.stats()
+        srv = scripted_llm_server
+        cfg = load_config(None, {"llm": {"engine": "openai", "base_url": srv.url, "model": "scripted",
+                                         "api_key_env": KEY_ENV, "backoff_seconds": 0.01},
+                                 "extract": {"gleanings": 1}})
+        srv.fail_next("429", "500", {"fault": "malformed", "kind": "report"}, retry_after=0.2)
+        first = run_index(docs, w / "openai", cfg)
+        m1 = json.loads((w / "openai" / "manifest.json").read_text())
+        stats1 = srv.stats()
+        second = run_index(docs, w / "openai", cfg)
+        m2 = json.loads((w / "openai" / "manifest.json").read_text())
+        stats2 = srv.stats()
     finally:
         mp.undo()
     return {"w": w, "offline": offline, "first": first, "second": second, "m1": m1, "m2": m2,
             "stats1": stats1, "stats2": stats2}
 
 
-def test_same_tables_and_columns_as_offline(indexes):
+def test_same_tables_and_columns_as_offline(indexes, small_corpus):
     w = indexes["w"]
     for name in schema.SCHEMAS:
         off, on = w / "offline" / f"{name}.parquet", w / "openai" / f"{name}.parquet"
@@ -66,7 +64,8 @@ def test_same_tables_and_columns_as_offline(indexes):
             assert pq.read_schema(on).names == pq.read_schema(off).names == schema.SCHEMAS[name].names, name
     ents = pq.read_table(w / "openai" / "entities.parquet").to_pylist()
     assert ents, "the scripted model's extraction produced no entities"
-    text = (SMALL / "sotu-1863-lincoln.txt").read_text().upper() + (SMALL / "debian-developers-reference-scope.html").read_text().upper()
+    text = ((small_corpus / "sotu-1863-lincoln.txt").read_text().upper()
+            + (small_corpus / "debian-developers-reference-scope.html").read_text().upper())
     assert sum(e["title"].upper() in text for e in ents) >= 0.9 * len(ents)  # names of these documents
     reps = pq.read_table(w / "openai" / "community_reports.parquet").to_pylist()
     if reps:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from provrag.text.words import ENGLISH_STOP_WORDS
+
 HONORIFICS = {
     "mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "lord", "lady",
     "president", "senator", "governor", "mayor", "minister", "chancellor", "general", "colonel",
@@ -134,10 +136,8 @@ ADJECTIVE_SUFFIXES = ("ed", "ing", "ous", "ive", "ful", "less", "ic", "al", "abl
 @lru_cache(maxsize=1)
 def stop_words() -> frozenset[str]:
     """scikit-learn's English stop words plus GENERIC: words never an entity or a phrase's part."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
     # scikit-learn's list also holds content nouns ("system", "computer", "fire") that can be terms
-    return (frozenset(ENGLISH_STOP_WORDS) - _NOT_STOP) | GENERIC
+    return (ENGLISH_STOP_WORDS - _NOT_STOP) | GENERIC
 
 
 _NOT_STOP = {"system", "computer", "fire", "bill", "interest", "mill", "name", "amount", "front",

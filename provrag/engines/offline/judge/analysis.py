@@ -7,11 +7,12 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from provrag.engines.offline.judge.lexicon import NEGATION, NUMBER_WORDS, STOP, stem
+from provrag.engines.offline.judge.lexicon import NEGATION, NUMBER_WORDS, stem
 from provrag.engines.offline.judge.quantities import Qty, quantities
+from provrag.text.segment import evidence_sentences
+from provrag.text.words import JUDGE_STOP_WORDS as STOP
 
 _WORD = re.compile(r"[A-Za-z\u00C0-\u024F][A-Za-z\u00C0-\u024F'’\-]*|\d[\d,]*(?:\.\d+)?")
-_SEAM = re.compile(r"(?:(?<=[a-z0-9][.!?])|(?<=[a-z0-9][.!?][\"')\]]))(?=[A-Z][a-z])")
 _PTB = [("-LRB-", "("), ("-RRB-", ")"), ("-LSB-", "["), ("-RSB-", "]"), ("-LCB-", "{"), ("-RCB-", "}"),
         ("-COLON-", ":"), ("``", '"'), ("''", '"')]
 
@@ -94,44 +95,6 @@ according following today currently later early""".split())
 
 # ---- spans --------------------------------------------------------------------------------------
 
-def sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence offsets: pysbd, then split again where paragraphs were glued ("century.First").
-
-    pysbd ends a segment at every newline, so PDF text wrapped at ~80 characters would be
-    judged line by line (a claim spread over three lines fits no two-sentence window): it reads
-    a copy of the same length in which a line wrap is a space, and so is a page break with its
-    page number ("Four of | Page 8 | the sororities"); a blank line still ends a paragraph."""
-    import pysbd
-
-    from provrag.text.sentences import trim_spans
-
-    flat = _reading_copy(text)
-    seg = pysbd.Segmenter(language="en", clean=False, char_span=True)
-    out = []
-    for s in seg.segment(flat):
-        start, end = s.start, s.end
-        cut = start
-        for m in _SEAM.finditer(flat, start, end):
-            if m.start() - cut > 1:
-                out.append((cut, m.start()))
-                cut = m.start()
-        out.append((cut, end))
-    return trim_spans(flat, out)
-
-
-def _reading_copy(text: str) -> str:
-    """`text` with line wraps and page breaks (their page-number lines included) as spaces,
-    character for character, so offsets into it are offsets into `text`."""
-    from provrag.text.sentences import mask_furniture
-
-    masked = mask_furniture(text.replace("\r", " "), "\x00")
-    # a whitespace run holding a page number is a page break: all spaces
-    masked = re.sub(r"\s*\x00[\x00\s]*", lambda m: " " * len(m.group(0)), masked)
-    # a run of whitespace with one newline is a line wrap; with two or more, a paragraph break
-    return re.sub(r"[ \t]*\n(?:[ \t]*\n)*", lambda m: m.group(0) if m.group(0).count("\n") > 1 else " " * len(m.group(0)),
-                  masked)
-
-
 def heading(text: str) -> tuple[str, int]:
     """A leading Markdown heading (the page subject) and where the body starts."""
     m = re.match(r"\s*(#{1,6}\s+[^\n]+)\n", text)
@@ -141,7 +104,7 @@ def heading(text: str) -> tuple[str, int]:
 
 
 def spans(text: str, max_window: int) -> list[tuple[int, int]]:
-    sents = sentences(text)
+    sents = evidence_sentences(text)
     out = []
     for i in range(len(sents)):
         for w in range(1, max_window + 1):

@@ -7,19 +7,6 @@ from functools import lru_cache
 
 from provrag.text.words import stem as snowball_stem
 
-# Function words. sklearn's English list is not used as is: it treats meaning-bearing words
-# ("first", "last", "never", "more", "less", "system", "fire", "bill") as stop words.
-STOP = frozenset("""
-a an the and or but if then than that this these those there here of in on at by for from to with
-into onto upon as is are was were be been being am do does did doing done has have had having
-it its it's he him his she her hers they them their theirs we us our ours you your yours i me my
-mine who whom whose which what when where why how whether while also too very so such just
-can could may might must shall should will would about around via per etc eg ie
-one's oneself himself herself itself themselves ourselves yourself yourselves
-some any each every all both either neither other others another same own
-s t d ll m re ve
-""".split())
-
 NEGATION = frozenset("""not no never none nobody nothing neither nor without cannot cant n't
 dont doesnt didnt isnt wasnt arent werent hasnt havent hadnt wont wouldnt couldnt shouldnt
 unable fail fails failed failing refuse refused refuses lack lacks lacked deny denied denies

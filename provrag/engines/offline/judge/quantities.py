@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from provrag.engines.offline.judge.lexicon import NUMBER_WORDS, STOP, stem
+from provrag.engines.offline.judge.lexicon import NUMBER_WORDS, stem
+from provrag.text.words import JUDGE_STOP_WORDS as STOP
 
 SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "k": 1e3, "m": 1e6, "bn": 1e9}
 # "first" is left out: it is mostly an order ("came out first"), kept as a word (ANTONYMS: first/last)

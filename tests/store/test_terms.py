@@ -1,0 +1,40 @@
+"""The BM25 term table's spelling correction (provrag/store/terms.py): a query word missing from
+the index is read as the closest indexed term, the same one on every run."""
+from __future__ import annotations
+
+import duckdb
+
+from provrag.store.terms import TERMS_VIEW, match_terms
+
+
+def _con(units_of: dict[str, int], threads: int):
+    con = duckdb.connect()
+    con.execute(f"SET threads = {threads}")
+    # enough other terms that DuckDB really spreads the scan over its threads
+    con.execute(f"CREATE TEMP TABLE {TERMS_VIEW} AS SELECT 'filler' || i::VARCHAR AS term, 'f' || i::VARCHAR "
+                "AS text_unit_id, 1 AS tf, 10 AS dl FROM range(200000) t(i)")
+    rows = [(term, f"u{term}{i}", 1, 10) for term, n in units_of.items() for i in range(n)]
+    con.executemany(f"INSERT INTO {TERMS_VIEW} VALUES (?, ?, ?, ?)", rows)
+    return con
+
+
+def test_equally_close_terms_go_to_the_one_in_more_units_on_every_run():
+    # "serv" is as close to "server" as to "servic" (Jaro-Winkler 0.933): the term in more units wins
+    for threads in (1, 4):
+        for _ in range(5):
+            con = _con({"servic": 3, "server": 1}, threads)
+            terms, fixes = match_terms(con, "serv")
+            assert fixes == {"serv": "servic"} and terms == {"servic": 1}
+            con.close()
+
+
+def test_equally_close_and_equally_common_terms_go_to_the_first_in_order():
+    con = _con({"servic": 2, "server": 2}, 4)
+    assert match_terms(con, "serv")[1] == {"serv": "server"}
+    con.close()
+
+
+def test_a_word_close_to_nothing_is_dropped():
+    con = _con({"server": 1}, 1)
+    assert match_terms(con, "zzyzx") == ({}, {})
+    con.close()
