@@ -58,7 +58,7 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     from provrag.engines import get_engine
     from provrag.query.resolve import resolve_answer
     from provrag.query.search import METHODS, choose_method, has_rows, match_entities, run_method
-    from provrag.store.reader import IndexNotFound, open_index
+    from provrag.store.reader import open_index
 
     question = (question or "").strip()
     if not question:
@@ -66,18 +66,9 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     method = (method or cfg.search.default_method or "auto").strip().lower()
     if method not in METHODS + ("auto",):
         raise AskError(f"unknown method '{method}' (expected auto, {', '.join(METHODS)})")
-    try:
-        reader = open_index(index_path)
-    except IndexNotFound as e:
-        raise AskError(str(e)) from None
-    try:
-        engine = get_engine(cfg)
-    except Exception as e:  # unknown engine, missing API key: one line
-        reader.close()
-        raise AskError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
-    attach_index_cache(engine, reader.path)
-
-    with reader:
+    with open_index(index_path) as reader:
+        engine = get_engine(cfg)  # a ConfigError (unknown engine, missing API key): one line, exit 2
+        attach_index_cache(engine, reader.path)
         trace = Trace("ask", question, index=str(reader.path), index_kind=reader.kind, engine=engine.name,
                       model=engine.model)
         with trace.stage("question") as d:

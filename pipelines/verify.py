@@ -76,15 +76,11 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
     """Each claim's verdict with evidence (`to_json()`: CONTRACT.md §5's verify --json), the
     source of the answer, and the run's trace (stored beside the index's ask traces when `save`)."""
     from provrag.engines import get_engine
-    from provrag.store.reader import IndexNotFound, open_index
+    from provrag.store.reader import open_index
     from provrag.verify.check import verify_answer
 
     index_path = Path(index_path)
-    try:
-        reader = open_index(index_path)
-    except IndexNotFound as e:
-        raise VerifyError(str(e)) from None
-    try:
+    with open_index(index_path) as reader:
         text, trace_question, source = read_answer(answer, answer_file, trace_id, stdin_text, index_path)
         if len(text) > MAX_ANSWER_CHARS:
             raise VerifyError(f"answer too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})")
@@ -103,8 +99,6 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
             d["claims"] = len(result.claims)
         with tr.stage("summary", "Summary") as d:
             d.update(result.summary)
-    finally:
-        reader.close()
 
     claims = [c.to_json() for c in result.claims]
     tr["answer"] = text
