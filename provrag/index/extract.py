@@ -22,10 +22,10 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
 from provrag.config import Config
-from provrag.engines.offline.extract.text import norm_key
 from provrag.index.progress import stage
 from provrag.index.tables import frame
 from provrag.store import schema
+from provrag.text.words import title_key
 
 if TYPE_CHECKING:
     import polars as pl
@@ -91,7 +91,7 @@ def extract_stage(text_units: pl.DataFrame, engine, cfg: Config, progress=None):
                     if not isinstance(e, dict):
                         continue
                     title = " ".join(str(e.get("title") or "").split())
-                    key = norm_key(title)
+                    key = title_key(title)
                     if not key:
                         continue
                     m = ents.get(key) or ents.setdefault(key, _Merged(seen))
@@ -107,7 +107,7 @@ def extract_stage(text_units: pl.DataFrame, engine, cfg: Config, progress=None):
                         continue
                     s_title = " ".join(str(r.get("source") or "").split())
                     t_title = " ".join(str(r.get("target") or "").split())
-                    sk, tk = norm_key(s_title), norm_key(t_title)
+                    sk, tk = title_key(s_title), title_key(t_title)
                     if not sk or not tk or sk == tk:
                         continue
                     for k, t in ((sk, s_title), (tk, t_title)):

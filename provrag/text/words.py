@@ -6,6 +6,8 @@ stop-word lists, each kept for the reason its caller needs it (all of them here,
 - ENGLISH_STOP_WORDS: scikit-learn's list, for the TF-IDF embedder and offline extraction.
 - OVERLAP_STOP_WORDS: word overlap between a sentence and a passage (resolve, quotes).
 - JUDGE_STOP_WORDS: what a claim may leave unsaid (the offline judge).
+
+`title_key` is when two entity titles name the same entity, for every engine's extraction.
 """
 from __future__ import annotations
 
@@ -144,3 +146,9 @@ def terms_of(text: str) -> list[str]:
 
 def query_terms(question: str) -> dict[str, int]:
     return dict(Counter(terms_of(question)))
+
+
+def title_key(text: str) -> str:
+    """The key two entity titles merge on: case, whitespace and punctuation ignored ("Dr. Vale",
+    "DR VALE"). Every engine's extraction is merged with it (index/extract.py)."""
+    return " ".join(re.sub(r"[^\w]+", " ", text.casefold().replace("_", " ")).split())

@@ -15,12 +15,13 @@ from provrag.config import load_config
 from provrag.engines.offline import OfflineEngine
 from provrag.engines.offline.extract.lexicon import stop_words
 from provrag.engines.offline.extract.summarize import summarize
-from provrag.engines.offline.extract.text import norm_key, sentences
+from provrag.engines.offline.extract.text import sentences
 from provrag.engines.offline.extract.units import extract_units
 from provrag.index.chunk import chunk_text
 from provrag.index.extract import extract_stage
 from provrag.index.tables import frame
 from provrag.store import schema
+from provrag.text.words import title_key
 
 
 def _graphrag_recall(dulce_v3, titles) -> float:
@@ -66,7 +67,7 @@ def test_columns_and_types_are_graphrags(dulce_graph):
 
 def test_merged_by_normalised_title_with_frequency(dulce_graph):
     ents, _, _ = dulce_graph
-    keys = [norm_key(t) for t in ents["title"]]
+    keys = [title_key(t) for t in ents["title"]]
     assert len(set(keys)) == len(keys)                      # one row per normalised title
     assert all(t == t.upper() for t in ents["title"])       # GraphRAG-style titles
     by_title = {r["title"]: r for r in ents.iter_rows(named=True)}
@@ -111,11 +112,11 @@ def test_no_stop_words_or_sentence_initial_words_as_entities(small_corpus):
     res = extract_units(units, cfg)
     titles = [e["title"] for r in res for e in r["entities"]]
     stop = stop_words()
-    assert titles and not any(norm_key(t) in stop for t in titles)
+    assert titles and not any(title_key(t) in stop for t in titles)
     assert not any(t.split()[0].lower() in {"the", "this", "it", "but", "in", "we"} for t in titles)
-    keys = {norm_key(t) for t in titles}
+    keys = {title_key(t) for t in titles}
     assert {"united states", "congress"} <= keys
-    types = {norm_key(e["title"]): e["type"] for r in res for e in r["entities"]}
+    types = {title_key(e["title"]): e["type"] for r in res for e in r["entities"]}
     assert types["congress"] == "ORGANIZATION"
 
 
@@ -124,9 +125,9 @@ def test_relationships_are_sentence_cooccurrences():
     unit = ("u0", "Dr. Jordan Hayes met Taylor Cruz in the briefing room. The briefing room was cold. "
                   "Later, Taylor Cruz and Jordan Hayes left the briefing room together.")
     (res,) = extract_units([unit], cfg)
-    titles = {norm_key(e["title"]) for e in res["entities"]}
+    titles = {title_key(e["title"]) for e in res["entities"]}
     assert {"jordan hayes", "taylor cruz", "briefing room"} <= titles
-    rel = {frozenset((norm_key(r["source"]), norm_key(r["target"]))): r for r in res["relationships"]}
+    rel = {frozenset((title_key(r["source"]), title_key(r["target"]))): r for r in res["relationships"]}
     both = rel[frozenset(("jordan hayes", "taylor cruz"))]
     assert both["weight"] == 2.0                           # two sentences hold both names
     assert both["description"].startswith("Dr. Jordan Hayes met Taylor Cruz")

@@ -28,7 +28,8 @@ import re
 from functools import lru_cache
 
 from provrag.config import Config
-from provrag.engines.offline.extract.text import norm_key, sentences, trim
+from provrag.engines.offline.extract.text import sentences, trim
+from provrag.text.words import title_key
 
 _MAX_IDS = 5
 
@@ -66,7 +67,7 @@ def _unit_sentences(text: str) -> tuple[tuple[str, str], ...]:
     out = []
     for a, b in sentences(text):
         sent = " ".join(text[a:b].split())
-        key = norm_key(sent)
+        key = title_key(sent)
         if 5 <= len(key.split()) <= 60:
             out.append((sent, key))
     return tuple(out)
@@ -120,8 +121,8 @@ def write_report(context: dict, cfg: Config) -> dict:
     rels = sorted(context.get("relationships") or [],
                   key=lambda r: (-float(r.get("weight") or 0), int(r.get("human_readable_id") or 0)))
     texts = [u.get("text") or "" for u in context.get("text_units") or []]
-    hrid = {norm_key(str(e.get("title") or "")): int(e["human_readable_id"]) for e in ents}
-    rel_keys = [(norm_key(str(r.get("source") or "")), norm_key(str(r.get("target") or ""))) for r in rels]
+    hrid = {title_key(str(e.get("title") or "")): int(e["human_readable_id"]) for e in ents}
+    rel_keys = [(title_key(str(r.get("source") or "")), title_key(str(r.get("target") or ""))) for r in rels]
     shown: dict[str, str] = {}
 
     def show(title: str) -> str:
@@ -144,7 +145,7 @@ def write_report(context: dict, cfg: Config) -> dict:
             e = ents[ei]
             ei += 1
             name = show(str(e.get("title") or ""))
-            key = norm_key(str(e.get("title") or ""))
+            key = title_key(str(e.get("title") or ""))
             mine = [r for r, ends in zip(rels, rel_keys) if key in ends]
             nb = [show(str(r["target"] if ends[0] == key else r["source"])) for r, ends in zip(rels, rel_keys) if key in ends]
             etype = str(e.get("type") or "").lower()
@@ -159,7 +160,7 @@ def write_report(context: dict, cfg: Config) -> dict:
             r = rels[ri]
             ri += 1
             a, b = str(r.get("source") or ""), str(r.get("target") or "")
-            ids = [hrid[k] for k in (norm_key(a), norm_key(b)) if k in hrid]
+            ids = [hrid[k] for k in (title_key(a), title_key(b)) if k in hrid]
             w = float(r.get("weight") or 0)
             desc = trim(str(r.get("description") or ""), 500)
             findings.append({

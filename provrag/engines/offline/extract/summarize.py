@@ -12,7 +12,8 @@ from collections import Counter
 
 from provrag.config import Config
 from provrag.engines.offline.extract.lexicon import stop_words
-from provrag.engines.offline.extract.text import norm_key, sentences, trim
+from provrag.engines.offline.extract.text import sentences, trim
+from provrag.text.words import title_key
 
 
 def summarize(title: str, descriptions: list[str], cfg: Config) -> str:
@@ -31,7 +32,7 @@ def summarize(title: str, descriptions: list[str], cfg: Config) -> str:
         d = " ".join(str(d or "").split())
         for a, b in sentences(d):
             sent = d[a:b].rstrip("…").strip()
-            key = norm_key(sent)
+            key = title_key(sent)
             if key and key not in seen:
                 seen.add(key)
                 sents.append(sent)

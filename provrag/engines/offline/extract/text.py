@@ -1,17 +1,12 @@
-"""Text helpers the offline engine shares: the merge key, its sentence splitter, trimming.
+"""Text helpers the offline engine shares: its sentence splitter, and trimming.
 
-Extraction, description summaries and community reports must agree on what a sentence is and
-on when two titles are the same entity; keeping the three helpers here gives them one
-definition (index/extract.py merges every engine's titles with `norm_key` too).
+Extraction, description summaries and community reports must agree on what a sentence is;
+keeping the helpers here gives them one definition. When two titles are the same entity is
+`provrag.text.words.title_key`, which index/extract.py merges every engine's titles with.
 """
 from __future__ import annotations
 
 import re
-
-
-def norm_key(text: str) -> str:
-    """Case/whitespace/punctuation-insensitive key (the merge key of index/extract.py too)."""
-    return " ".join(re.sub(r"[^\w]+", " ", text.casefold().replace("_", " ")).split())
 
 
 def trim(text: str, limit: int) -> str:

@@ -20,8 +20,9 @@ from provrag.engines.offline.extract.lexicon import (
     stop_words,
 )
 from provrag.engines.offline.extract.mentions import name_spans, phrase_runs, type_of
-from provrag.engines.offline.extract.text import norm_key, trim
+from provrag.engines.offline.extract.text import trim
 from provrag.engines.offline.extract.tokens import Batch
+from provrag.text.words import title_key
 
 _WINDOW = 8  # a "sentence" naming more entities than this is a list or a table row
 
@@ -48,7 +49,7 @@ def extract_units(units: list[tuple[str, str]], cfg: Config) -> list[dict]:
                 words = [t.text for t in toks[s0:s1]]
                 acr = s1 - s0 == 1 and toks[s0].acr
                 surface = words[0][:-1] if acr and words[0].endswith("s") and words[0][:-1].isupper() else " ".join(words)
-                key = norm_key(surface)
+                key = title_key(surface)
                 if not key:
                     continue
                 ms.append((si, key, surface, "acronym" if acr else "name", s0))
@@ -113,7 +114,7 @@ def extract_units(units: list[tuple[str, str]], cfg: Config) -> list[dict]:
     name_surf: dict[str, Counter] = defaultdict(Counter)
     for ms in mentions:
         for _, key, surface, _, _ in ms:
-            if norm_key(surface) == alias.get(key, key):
+            if title_key(surface) == alias.get(key, key):
                 name_surf[key][surface] += 1
     name_keys = {alias.get(k, k) for ms in mentions for _, k, _, _, _ in ms}
 
