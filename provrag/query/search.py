@@ -46,6 +46,10 @@ class SearchResult:
     unit_rank: dict[str, int] = field(default_factory=dict)
     engine_details: dict = field(default_factory=dict)
 
+    def to_json(self) -> dict:
+        return {"answer": self.answer, "method": self.method, "context": self.context,
+                "unit_rank": self.unit_rank, "engine_details": self.engine_details}
+
 
 def has_rows(con, table: str) -> bool:
     """Whether the index has `table` with at least one row (a missing table has none)."""

@@ -440,3 +440,26 @@ def test_first_source_is_the_unit_of_the_first_answer_sentence_in_local_search(i
         hrid = int(re.search(r"text unit (\d+)", out.sources[0].via).group(1))
         assert hrid in src_ids, (q["question"], out.sources[0].via, src_ids)
     assert n >= 8
+
+
+def test_each_method_returns_a_search_result_with_its_context(index, cfg):
+    """run_method's typed result: the answer, the context the engine answered from, and the ranks
+    that order the answer's sources (global reaches units only through reports: none)."""
+    import json
+
+    from provrag.engines import get_engine
+    from provrag.query.search import SearchResult, run_method
+    from provrag.query.trace import Trace
+    from provrag.store.reader import open_index
+
+    q = "When did the oil embargo end?"
+    with open_index(index) as reader:
+        for method in ("basic", "local", "global"):
+            found = run_method(method, reader, q, cfg, get_engine(cfg), Trace("ask", q), None)
+            assert isinstance(found, SearchResult) and found.method == method and found.answer
+            doc = json.loads(json.dumps(found.to_json()))
+            assert doc["answer"] == found.answer and len(doc["context"]) == len(found.context)
+            if method == "global":
+                assert found.unit_rank == {} and all("community" in r for r in found.context)
+            else:
+                assert set(found.unit_rank) == {r["text_unit_id"] for r in found.context if r.get("text_unit_id")}
