@@ -336,10 +336,11 @@ def test_bad_input_is_one_line_error(index, cfg, question, method, msg):
         run_ask(question, index, cfg, method=method)
 
 
-def test_missing_index_is_an_ask_error(tmp_path, cfg):
-    from provrag.pipelines.ask import AskError, run_ask
+def test_missing_index_is_a_usage_error(tmp_path, cfg):
+    from provrag.errors import UsageError
+    from provrag.pipelines.ask import run_ask
 
-    with pytest.raises(AskError, match=re.escape(str(tmp_path / "nope"))):
+    with pytest.raises(UsageError, match="no such index folder: " + re.escape(str(tmp_path / "nope"))):
         run_ask("What?", tmp_path / "nope", cfg)
 
 
