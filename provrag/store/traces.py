@@ -1,10 +1,6 @@
-"""Query traces: what every `ask` (and `verify`) did, stored beside the index, read back later.
+"""Where query traces live: stored per `ask` (and `verify`) run, found by id, listed for `log`.
 
-A trace follows TrustGraph's explainability chain — Question → Exploration → Focus →
-Synthesis — with Agentic-Graph-RAG's PipelineTrace bookkeeping per stage (start, duration,
-what went in and came out): the question and why a method was chosen; the retrieval
-candidates with their scores; the selected context; the map points and the answer; the
-citations, the resolved sources, engine, model and token counts.
+What a trace holds, stage by stage, is provrag/query/trace.py; this module only stores them.
 
 Storage: one small parquet file per trace in INDEX/queries/, not a DuckDB database file.
 - A DuckDB file takes a process-wide write lock: two `provrag ask` running at once on one
@@ -12,7 +8,7 @@ Storage: one small parquet file per trace in INDEX/queries/, not a DuckDB databa
   one new file per query needs no lock at all and is written atomically (temp file + rename).
 - The log is then just more parquet beside GraphRAG's tables: `provrag log` (and any
   notebook) reads `queries/*.parquet` through DuckDB's `read_parquet` glob, with filters.
-- Re-indexing keeps the folder (store.KEEP_ACROSS_RUNS), so the history survives rebuilds.
+- Re-indexing keeps the folder (store.writer.KEEP_ACROSS_RUNS), so the history survives rebuilds.
 Each file has flat columns for listing and filtering (id, time, kind, question, method,
 answer, counts) and the whole trace as one JSON column (`trace_json`) so its nested shape
 can grow without a schema migration.

@@ -123,10 +123,6 @@ class OpenAIEngine(Engine):
                                      replies.parse_text)
         return text if text is not None else "\n".join(uniq)  # failed: keep every description
 
-    def summarize_many(self, items: list[tuple[str, list[str]]]) -> list[str]:
-        """summarize_descriptions over many titles, `concurrency` requests in flight."""
-        return self.client.map(lambda it: self.summarize_descriptions(*it), items)
-
     # ------------------------------------------------------------ reports
 
     def community_report(self, context):
@@ -140,10 +136,6 @@ class OpenAIEngine(Engine):
             return {"title": f"Community {context.get('community')}", "summary": "", "rating": 0.0,
                     "rating_explanation": "", "findings": []}
         return report
-
-    def community_reports(self, contexts: list[dict]) -> list[dict]:
-        """community_report over many communities, `concurrency` requests in flight."""
-        return self.client.map(self.community_report, contexts)
 
     # ------------------------------------------------------------ global search
 
