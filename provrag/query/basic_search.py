@@ -1,0 +1,35 @@
+"""GraphRAG's basic search: the top-k text units by hybrid retrieval (provrag/query/retrieve.py),
+answered by the engine; the answer cites Sources.
+"""
+from __future__ import annotations
+
+from provrag.config import Config
+from provrag.query.context import SearchResult, add_neighbours, candidate_view, engine_answer, selected_view, unit_rank
+from provrag.query.retrieve import antecedents, continuations, retrieve_units
+
+
+def basic_search(reader, question: str, cfg: Config, engine, trace) -> SearchResult:
+    k = int(cfg.search.top_k_units)
+    n_ctx, pool = int(cfg.search.context_units), int(cfg.search.candidate_pool)
+    with trace.stage("exploration") as d:
+        ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), pool=pool)
+        d["candidates"] = candidate_view(ret)
+        d["retrieval"] = {"channels": ret.channels, "ms": ret.timings_ms}
+    with trace.stage("focus") as d:
+        units = ret.candidates[:max(k, n_ctx)]
+        nxt = continuations(reader.con, [c["text_unit_id"] for c in units])
+        prv = antecedents(reader.con, [c["text_unit_id"] for c in units])
+        context = []
+        for c in units:
+            h0 = int(c["human_readable_id"])
+            rec = {"kind": "source", "text": c["text"], "score": c["score"],
+                   "citation": f"[Data: Sources ({h0})]", "text_unit_id": c["text_unit_id"]}
+            add_neighbours(rec, nxt.get(c["text_unit_id"]), prv.get(c["text_unit_id"]),
+                            lambda h, h0=h0: f"[Data: Sources ({h0}, {h})]", lambda h, h0=h0: f"[Data: Sources ({h}, {h0})]")
+            context.append(rec)
+        d["selected"] = selected_view(units)
+    with trace.stage("synthesis") as d:
+        ans = engine_answer(engine, question, context, [], cfg, ret, d)
+        d["answer"] = ans.text
+    return SearchResult(ans.text, "basic", context, unit_rank(units, context, ans.records_used), ans.details)
+

@@ -1,0 +1,131 @@
+"""GraphRAG's local search: entities named in the question (titles matched inside DuckDB) →
+their text units, relationships and community reports; the units are ranked by hybrid
+retrieval boosted by the matched entities; the answer cites Entities, Relationships and
+Sources.
+"""
+from __future__ import annotations
+
+from provrag.config import Config
+from provrag.query.context import (SearchResult, add_neighbours, candidate_view, engine_answer, has_rows,
+                                   selected_view, unit_rank)
+from provrag.query.retrieve import antecedents, continuations, retrieve_units
+
+
+def match_entities(con, question: str, limit: int = 10) -> list[dict]:
+    """Entities whose title appears in the question as whole words (case-insensitive)."""
+    if not has_rows(con, "entities"):
+        return []
+    rows = con.execute(
+        """
+        SELECT id, human_readable_id, title, type, description, text_unit_ids, degree
+        FROM entities
+        WHERE title IS NOT NULL AND length(title) >= 3
+          AND regexp_matches(lower(?), '\\b' || regexp_escape(lower(title)) || '\\b')
+        ORDER BY length(title) DESC, degree DESC NULLS LAST, human_readable_id
+        LIMIT ?
+        """, [question, int(limit) * 3]).fetchall()
+    out, covered = [], []
+    low = question.lower()
+    for r in rows:
+        t = (r[2] or "").lower()
+        pos = low.find(t)
+        # a title inside a longer matched title ("NEWTON" in "CAM NEWTON") adds nothing
+        if any(a <= pos and pos + len(t) <= b for a, b in covered):
+            continue
+        covered.append((pos, pos + len(t)))
+        out.append({"id": r[0], "human_readable_id": r[1], "title": r[2], "type": r[3], "description": r[4],
+                    "text_unit_ids": list(r[5] or []), "degree": r[6]})
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _fmt_ids(ids: list[int], cap: int = 5) -> str:
+    shown = ", ".join(str(i) for i in ids[:cap])
+    return shown + (", +more" if len(ids) > cap else "")
+
+
+def _citation(entity_ids: list[int], rel_ids: list[int], sources: list[int]) -> str:
+    parts = []
+    if entity_ids:
+        parts.append(f"Entities ({_fmt_ids(entity_ids)})")
+    if rel_ids:
+        parts.append(f"Relationships ({_fmt_ids(rel_ids)})")
+    parts.append(f"Sources ({', '.join(str(s) for s in sources)})")
+    return f"[Data: {'; '.join(parts)}]"
+
+
+def local_search(reader, question: str, cfg: Config, engine, trace, entities: list[dict] | None = None) -> SearchResult:
+    scfg = cfg.search
+    k = int(scfg.top_k_units)
+    n_ctx, pool = int(scfg.context_units), int(scfg.candidate_pool)
+    boost_w = float(scfg.local_entity_boost)
+    con = reader.con
+    with trace.stage("exploration") as d:
+        ents = entities if entities is not None else match_entities(con, question)
+        unit_ents: dict[str, list[int]] = {}
+        for e in ents:
+            for u in e["text_unit_ids"]:
+                unit_ents.setdefault(u, []).append(int(e["human_readable_id"]))
+        boost = {u: boost_w * min(len(v), 2) / 2 for u, v in unit_ents.items()}
+        ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), boost=boost, pool=pool)
+        titles = [e["title"] for e in ents]
+        rels = []
+        if titles and has_rows(con, "relationships"):
+            rels = con.execute("""
+                SELECT human_readable_id, source, target, description, weight, text_unit_ids FROM relationships
+                WHERE source IN (SELECT unnest(?::VARCHAR[])) OR target IN (SELECT unnest(?::VARCHAR[]))
+                ORDER BY (source IN (SELECT unnest(?::VARCHAR[])) AND target IN (SELECT unnest(?::VARCHAR[]))) DESC,
+                         weight DESC NULLS LAST, human_readable_id LIMIT 10
+            """, [titles, titles, titles, titles]).fetchall()
+        reports = []
+        if ents and has_rows(con, "communities"):
+            reports = con.execute("""
+                SELECT r.community, r.title, r.summary, r.rank FROM community_reports r
+                JOIN communities c ON c.community = r.community
+                WHERE list_has_any(c.entity_ids, ?::VARCHAR[])
+                ORDER BY r.level DESC, r.rank DESC NULLS LAST, r.community LIMIT 3
+            """, [[e["id"] for e in ents]]).fetchall()
+        d["entities"] = [{"id": e["human_readable_id"], "title": e["title"], "type": e["type"],
+                          "units": len(e["text_unit_ids"])} for e in ents]
+        d["relationships"] = [{"id": r[0], "source": r[1], "target": r[2], "weight": r[4]} for r in rels]
+        d["reports"] = [{"id": r[0], "title": r[1], "rank": r[3]} for r in reports]
+        d["candidates"] = candidate_view(ret)
+        d["retrieval"] = {"channels": ret.channels, "ms": ret.timings_ms}
+    with trace.stage("focus") as d:
+        units = ret.candidates[:max(k, n_ctx)]
+        unit_rels: dict[str, list[int]] = {}
+        for r in rels:
+            for u in r[5] or []:
+                unit_rels.setdefault(u, []).append(int(r[0]))
+        context = []
+        nxt = continuations(con, [c["text_unit_id"] for c in units])
+        prv = antecedents(con, [c["text_unit_id"] for c in units])
+        for c in units:
+            ents_c = sorted(set(unit_ents.get(c["text_unit_id"], [])))
+            rels_c = sorted(set(unit_rels.get(c["text_unit_id"], [])))
+            rec = {"kind": "source", "text": c["text"], "score": c["score"],
+                   "citation": _citation(ents_c, rels_c, [int(c["human_readable_id"])]),
+                   "text_unit_id": c["text_unit_id"]}
+            add_neighbours(rec, nxt.get(c["text_unit_id"]), prv.get(c["text_unit_id"]),
+                            lambda h: _citation(ents_c, rels_c, [int(c["human_readable_id"]), h]),
+                            lambda h: _citation(ents_c, rels_c, [h, int(c["human_readable_id"])]))
+            context.append(rec)
+        extra = []  # graph context for a model engine (the offline one quotes source text only)
+        for e in ents:
+            if e.get("description"):
+                extra.append({"kind": "entity", "citation": f"[Data: Entities ({e['human_readable_id']})]",
+                              "text": f"{e['title']}: {e['description']}"})
+        for r in rels:
+            if r[3]:
+                extra.append({"kind": "relationship", "citation": f"[Data: Relationships ({r[0]})]",
+                              "text": f"{r[1]} → {r[2]}: {r[3]}"})
+        for r in reports:
+            extra.append({"kind": "report", "citation": f"[Data: Reports ({r[0]})]", "text": f"{r[1]}: {r[2] or ''}"})
+        d["selected"] = selected_view(units)
+        d["graph_context"] = [{"kind": x["kind"], "citation": x["citation"]} for x in extra]
+    with trace.stage("synthesis") as d:
+        ans = engine_answer(engine, question, context, extra, cfg, ret, d)
+        d["answer"] = ans.text
+    return SearchResult(ans.text, "local", context, unit_rank(units, context, ans.records_used), ans.details)
+
