@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from provrag.config import load_config  # noqa: E402
-from provrag.engines.offline.judge.decide import CONTRA_FEATURES  # noqa: E402
+from provrag.engines.offline.judge.decide import CONTRA_FEATURES, VETOES  # noqa: E402
 from provrag.engines.offline.judge.features import FEATURES, features  # noqa: E402
 from provrag.verify.claims import split_claims  # noqa: E402
 
@@ -101,7 +101,7 @@ def fit(vc, he, C: float = 1.0):
         """RefChecker's rule per claim: supported when any of its units scores ≥ t."""
         best: dict = {}
         for (_, f, g, gold), p in zip(part, probs):
-            ok = p >= t and not (f["negation_mismatch"] or f["antonym"] or f["number_conflict"])
+            ok = p >= t and not any(f[n] for n in VETOES)
             best[g] = (best.get(g, (False, gold))[0] or ok, gold)
         pairs = [(gold == "supported", ok) for ok, gold in best.values()]
         return bacc([g for g, _ in pairs], [p for _, p in pairs])

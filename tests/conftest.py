@@ -137,3 +137,33 @@ def scripted_llm_server():
 
     with ScriptedLLMServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def debian_manuals(tmp_path_factory, shared) -> Path:
+    """The ten Debian manuals (R, Debian policy/FAQ/developers' reference, FHS, GNU maintainers,
+    Asymptote; ~700 real pages) that a new user tried provrag on, fetched once per session with
+    ../shared/corpora/fetch-debian-docs.sh (apt-get download from the Debian archive). Set
+    PROVRAG_MANUALS to a folder that already holds them to skip the download."""
+    import os
+    import subprocess
+
+    given = os.environ.get("PROVRAG_MANUALS")
+    if given:
+        return Path(given)
+    dest = tmp_path_factory.mktemp("debian-manuals") / "docs"
+    run = subprocess.run(["bash", str(shared_material.FETCH_DEBIAN_DOCS), str(dest), "pdf-manuals"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, f"fetching the Debian manuals failed: {run.stderr.strip()[-300:]}"
+    return dest
+
+
+@pytest.fixture(scope="session")
+def manuals_index(tmp_path_factory, debian_manuals) -> Path:
+    """An offline index of the ten Debian manuals (default settings), built once per session."""
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+
+    out = tmp_path_factory.mktemp("manuals-index") / "idx"
+    run_index(debian_manuals, out, load_config())
+    return out

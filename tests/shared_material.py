@@ -22,3 +22,4 @@ SQUAD = EVAL_DEV / "squad"
 
 # the real GraphRAG answers of the Dulce fixture, as paths relative to DULCE (empty without ../shared)
 DULCE_ANSWERS = sorted(p.relative_to(DULCE).as_posix() for p in DULCE.glob("index-*/answers/*.json"))
+FETCH_DEBIAN_DOCS = SHARED / "corpora" / "fetch-debian-docs.sh"

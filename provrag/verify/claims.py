@@ -5,8 +5,13 @@ sentence is what a citation block backs. The `[Data: …]` blocks are cut out of
 judge must not read "Reports (4)" as words) but their parsed refs stay with the claim, so the
 claim's own citations can be checked (cited evidence) beside what the whole index holds.
 
-Kept out: headings, questions, and connective filler ("Here is a summary:", "I hope this
-helps"); numbers, dates and names are never rewritten.
+A claim with no block of its own takes the next block of its paragraph: GraphRAG closes a
+paragraph (or a list item) with one block for all its sentences (`Claim.from_paragraph` says so).
+
+Kept out: headings (markdown, bold, numbered "5.15. /var/tmp : Temporary files…", or a short
+title-case line over more text), section and list numbers, page furniture ("Page 12"),
+questions, and connective filler ("Here is a summary:", "I hope this helps"; a lead-in such as
+"In summary," is dropped from the sentence it opens); numbers, dates and names are never rewritten.
 
 A short answer is not a claim on its own: "Delhi" answering "…has its head office in what
 city?" is checkable only with its question. `question_to_claim` rewrites question + answer into
@@ -19,13 +24,24 @@ import re
 from dataclasses import dataclass, field
 
 from provrag.text.segment import answer_sentences
+from provrag.text.sentences import FURNITURE, TERMINAL, is_heading
 
 _FILLER = re.compile(
     r"^(?:in summary|in conclusion|to summarize|to sum up|overall|here (?:is|are)|below (?:is|are)|"
     r"the following|i hope|hope this|let me know|feel free|please note|note that|as an ai|"
     r"i (?:don't|do not|cannot|can't) |sure[,!.]|certainly[,!.]|of course[,!.]|based on the (?:data|context|provided))",
     re.I)
-_MD_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\d+[.)]\s+|>\s*)+")
+# a heading mark, a bullet, a list or section number ("3.", "5.15.1.", "2)") or a quote mark
+_MD_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\d+(?:\.\d+)*\.\s+|\d+\)\s+|>\s*)+")
+# a section number opens a heading: at the sentence's start, or just before it (a segmenter cut it off)
+_NUMBERED = re.compile(r"\s*\d+(?:\.\d+)*\.\s")
+_NUMBERED_BEFORE = re.compile(r"(?:(?:^|\s)\d+(?:\.\d+)+\.?|(?:^|\n)\s*\d+\.)\s*$")
+# a lead-in that says nothing, before a sentence that does ("In summary, Operation Dulce is…")
+_LEAD_IN = re.compile(r"^(?:in summary|in conclusion|to summarize|to summarise|to sum up|overall|in short|"
+                      r"in brief|additionally|furthermore|moreover)\s*,\s*(?=\w)", re.I)
+# where an answer's paragraph starts: after a blank line, or on a line that opens a heading, a
+# list item, a quote or a table row (each list item is a paragraph of its own)
+_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t]*(?:#{1,6}\s|[-*+•]\s|\d+[.)]\s|>|\|))")
 # a number keeps its separators ("61,000", "3.5"): split, a focus would ask the evidence for "61" and "000"
 _WORDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|[^\W_]+(?:['’][^\W_]+)*")
 _FUNCTION = frozenset("""a an the and or but of in on at by for from to with as is are was were be been it its
@@ -45,10 +61,11 @@ class Claim:
     refs: list = field(default_factory=list)  # provrag.query.citations.Ref of its own blocks
     focus: str | None = None                # words the evidence must state (question-derived claims)
     index: int = 0                          # 1-based position among the answer's claims
+    from_paragraph: bool = False            # refs are those of the citation that closes its paragraph
 
     def to_dict(self) -> dict:
         return {"text": self.text, "span": list(self.span), "refs": [r.to_dict() for r in self.refs],
-                "focus": self.focus}
+                "focus": self.focus, "from_paragraph": self.from_paragraph}
 
 
 def _content(text: str) -> list[str]:
@@ -60,7 +77,9 @@ def _clean(s: str) -> str:
     s = _MD_LEAD.sub("", s)
     s = re.sub(r"\*\*|__|`", "", s)
     s = re.sub(r"\s+([.,;:!?])(?=\s|$)", r"\1", s)   # "word ." (tokenised text), not " .C()"
-    return s.strip(" \t-–—:;")
+    s = s.strip(" \t-–—:;")
+    rest = _LEAD_IN.sub("", s)
+    return rest[:1].upper() + rest[1:] if rest != s and is_checkable(rest) else s
 
 
 def is_checkable(sentence: str) -> bool:
@@ -70,16 +89,27 @@ def is_checkable(sentence: str) -> bool:
         return False
     if _FILLER.match(s):
         return False
+    # numbers alone ("5.15.1.") are a section number; "Page 12" is page furniture
+    if not re.search(r"[^\W\d_]", s) or FURNITURE.fullmatch(s.rstrip(".")):
+        return False
     if len(_content(s)) < 2 and not re.search(r"\d", s):
         return False
     return True
 
 
 def _is_heading_line(text: str, a: int, b: int) -> bool:
+    """A markdown heading, a bold line, or a short line of its own in title case with no closing
+    period, with text after it (a section title or running head quoted from a document: "The
+    /var Hierarchy")."""
     line_start = text.rfind("\n", 0, a) + 1
     line = text[line_start:text.find("\n", b) if text.find("\n", b) != -1 else len(text)]
-    return bool(re.match(r"\s*#{1,6}\s", line)) or (line.strip().startswith("**") and line.strip().endswith("**")
-                                                      and len(line.split()) <= 12)
+    if re.match(r"\s*#{1,6}\s", line) or (line.strip().startswith("**") and line.strip().endswith("**")
+                                          and len(line.split()) <= 12):
+        return True
+    words = _MD_LEAD.sub("", line).split()
+    return line.strip() == text[a:b].strip() and 0 < len(words) <= 12 and not TERMINAL.search(line.strip()) \
+        and all(not w[0].islower() for w in words if w.lower() not in _FUNCTION) \
+        and bool(text[b:].strip())   # a title heads something: a one-line answer ("Village of the Damned") is none
 
 
 def split_claims(answer: str, question: str | None = None) -> list[Claim]:
@@ -104,9 +134,12 @@ def split_claims(answer: str, question: str | None = None) -> list[Claim]:
             refs = [r for blk in parsed.blocks for r in blk.refs]
             return [Claim(claim_text, (0, len(answer)), refs, focus, 1)]
 
+    paragraphs = _paragraphs(answer)
     for a, b in sents:
         text = _clean(masked[a:b])
-        if _is_heading_line(masked, a, b) or not is_checkable(text):
+        if _is_heading_line(masked, a, b) or not is_checkable(text) \
+                or ((_NUMBERED.match(masked[a:b]) or _NUMBERED_BEFORE.search(masked[max(0, a - 24):a]))
+                    and is_heading(text)):  # "5.15. /var/tmp : Temporary files preserved…", no verb, no period
             continue
         refs = []
         for blk in parsed.blocks:
@@ -114,12 +147,26 @@ def split_claims(answer: str, question: str | None = None) -> list[Claim]:
             # a block belongs to the sentence its own sentence overlaps, or that it directly follows
             if (s0 < b and s1 > a) or (a <= blk.span[0] <= b + 2):
                 refs.extend(blk.refs)
+        from_paragraph = False
+        if not refs:
+            # GraphRAG closes a paragraph with one block for all of it: a sentence without its own
+            # citation is backed by the next block of its paragraph
+            end = next((p1 for p0, p1 in paragraphs if p0 <= a < p1), len(answer))
+            nxt = next((blk for blk in parsed.blocks if b <= blk.span[0] < end), None)
+            if nxt is not None and nxt.refs:
+                refs, from_paragraph = list(nxt.refs), True
         focus = None
         if question and question.strip():
             new = [w for w in _content(text) if w not in set(_content(question))]
             focus = " ".join(new) or None
-        claims.append(Claim(text, (a, b), refs, focus, len(claims) + 1))
+        claims.append(Claim(text, (a, b), refs, focus, len(claims) + 1, from_paragraph))
     return claims
+
+
+def _paragraphs(answer: str) -> list[tuple[int, int]]:
+    """(start, end) of each paragraph of an answer (a list item is one)."""
+    cuts = [0] + [m.end() for m in _PARAGRAPH.finditer(answer)] + [len(answer)]
+    return [(p0, p1) for p0, p1 in zip(cuts, cuts[1:]) if p1 > p0]
 
 
 def is_fragment(answer: str) -> bool:
@@ -130,8 +177,7 @@ def is_fragment(answer: str) -> bool:
         return False
     if answer.strip().lower().rstrip(".!") in _YES | _NO:
         return True
-    verbs = {"is", "are", "was", "were", "has", "have", "had", "did", "does", "do", "will", "would",
-             "can", "could", "became", "become", "won", "wrote", "directed", "played", "made"}
+    verbs = set(_AUX) | {"be", "been", "became", "become", "won", "wrote", "directed", "played", "made"}
     if any(w in verbs for w in words):  # lower-case only: "This Is England" is a title
         return False
     if re.search(r"\b\w+ed\b", answer) and len(words) > 3:

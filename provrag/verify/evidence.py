@@ -22,7 +22,7 @@ from provrag.config import Config
 from provrag.results import ClaimCheck, Evidence, Verdict
 from provrag.store.units import UnitRow, fetch_units
 from provrag.verify.claims import Claim
-from provrag.verify.verdicts import Judge, rank_evidence, verdict_of
+from provrag.verify.verdicts import Judge, claim_verdict, rank_evidence
 
 NOT_RETRIEVED = 1 << 30   # the rank of a seam part that retrieval did not find
 
@@ -170,13 +170,15 @@ def check_claim(reader, claim: Claim, judge: Judge, cfg: Config) -> ClaimCheck:
             via = (via + "; " if via else "") + f"retrieved #{retrieved_rank[u]} (hybrid search)"
         found.append(evidence(u, via, route))
 
+    # "from_paragraph": the claim carries no block of its own; the one closing its paragraph backs it
     citations = [{"kind": kind, "id": i,
                   "supports": any(uid in seam_support or (uid in verdicts and verdicts[uid].label == "supported")
-                                  for uid, _ in us)}
+                                  for uid, _ in us),
+                  "from_paragraph": claim.from_paragraph}
                  for kind, i, us in per_citation]
     return ClaimCheck(
         text=claim.text,
-        verdict=verdict_of([verdicts[u].label for u in order]),
+        verdict=claim_verdict([e.label for e in cited], [verdicts[u].label for u in order]),
         score=max((v.score for v in verdicts.values()), default=0.0),
         method=judge.method,
         cited=cited,

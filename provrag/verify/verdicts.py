@@ -8,7 +8,8 @@ verdicts into a claim's verdict and an answer's metrics.
   short reason, and a span (a model names none: the best-matching one is found), because the
   span is the quote a reader is shown.
 - `verdict_of` is RefChecker's rule across units: *supported* if any unit supports the claim,
-  else *contradicted* if any contradicts it, else *unsupported*.
+  else *contradicted* if any contradicts it, else *unsupported*; `claim_verdict` applies it to the
+  claim's cited units first, and to every unit only when those say neither.
 - `summarise`: verdict counts, and ALCE's citation recall (share of claims whose own citations
   support them; an uncited claim counts, with no support) and citation precision (share of
   citations — one cited id of one claim — that help). With single-unit verdicts a citation helps
@@ -75,6 +76,15 @@ def verdict_of(labels: list[str]) -> str:
     if "contradicted" in labels:
         return "contradicted"
     return "unsupported"
+
+
+def claim_verdict(cited: list[str], every: list[str]) -> str:
+    """The claim's verdict: what its own citations say first — a claim whose cited text states
+    it or states the opposite is judged by that text, not by a look-alike elsewhere (a /tmp
+    sentence for a claim that cites the /var/tmp section) — and RefChecker's rule over every
+    unit when the cited text says neither (a wrong citation, or none)."""
+    first = verdict_of(cited)
+    return first if first != "unsupported" else verdict_of(every)
 
 
 def summarise(claims: list[ClaimCheck]) -> dict:

@@ -125,3 +125,14 @@ def test_verify_trace_keeps_its_result_in_one_place(tmp_path, monkeypatch, v1):
     assert stored_verify_result({"result": stored}) is None and stored_verify_result(dict(stored)) is None
     assert {"trace_id", "question", "method", "source", "claims", "summary", "trace_file"} == set(doc)
     assert doc["source"] == {"from": "argument"} and doc["question"] == "Who is on the team?"
+
+
+def test_the_cited_units_verdict_comes_first():
+    from provrag.verify.verdicts import claim_verdict
+
+    # what the claim's own citation says decides; a look-alike elsewhere does not outvote it
+    assert claim_verdict(["contradicted", "unsupported"], ["contradicted", "supported"]) == "contradicted"
+    assert claim_verdict(["supported"], ["supported", "contradicted"]) == "supported"
+    # a citation that says neither (a wrong one, or none): RefChecker's rule over every unit
+    assert claim_verdict(["unsupported"], ["unsupported", "supported"]) == "supported"
+    assert claim_verdict([], ["contradicted", "unsupported"]) == "contradicted"

@@ -153,12 +153,21 @@ def test_real_graphrag_answers_verify_with_novella_evidence(dulce, name):
     """Every claim of the five real GPT-4 answers gets a verdict and evidence from the novella;
     v1's citations point at the wrong entities (fixture README): none of its cited claims is
     supported by its own citations."""
+    import re
+
     f = dulce / name
     cfg = load_config(overrides={"verify": {"top_k_cited": 2, "top_k_retrieved": 3}})
+    answer = json.loads(f.read_text())["answer"]
     with open_index(f.parent.parent) as r:
-        res = verify_answer(r, json.loads(f.read_text())["answer"], cfg)
+        res = verify_answer(r, answer, cfg)
     claims = res.claims
     assert len(claims) >= 5
+    # no "(no citation)" where a block closes the claim's paragraph (the rest of the paragraph,
+    # up to a blank line or the next list item, holds none)
+    for c in claims:
+        rest = re.split(r"\n\s*\n|\n(?=[-*]\s)", answer[c.span[1]:], maxsplit=1)[0]
+        assert bool(c.citations) == ("[Data:" in answer[c.span[0]:c.span[1]] or "[Data:" in rest), c.text
+    assert any(x["from_paragraph"] for c in claims for x in c.citations)
     for c in claims:
         assert c.verdict in ("supported", "contradicted", "unsupported")
         assert c.evidence, c.text

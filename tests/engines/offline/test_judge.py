@@ -153,3 +153,70 @@ def test_a_claim_negation_contradicts_only_a_span_that_states_the_negated_words(
     assert _labels(claim, [own]) == ["supported"]
     negated = "The commissioning team is not led by Dr. Imogen Vale."
     assert _labels(negated, [own]) == ["contradicted"]
+
+
+def _manual_unit(index, needle: str) -> str:
+    """The text of the unit of the manuals index that holds `needle` (line wraps read as spaces)."""
+    from provrag.store.reader import open_index
+
+    with open_index(index) as r:
+        rows = r.con.execute("SELECT text FROM text_units WHERE regexp_replace(text, '\\s+', ' ', 'g') LIKE ? "
+                             "ORDER BY human_readable_id", [f"%{needle}%"]).fetchall()
+    assert rows, needle
+    return rows[0][0]
+
+
+def test_polarity_is_read_in_the_sentence_that_states_the_claim(manuals_index):
+    """Policy: "…kept brief—certainly under 80 characters. Do not include the package name…": the
+    best span holds both sentences (the second gives "package"), the "not" is the neighbour's."""
+    unit = _manual_unit(manuals_index, "certainly under 80 characters")
+    claim = "The single line synopsis of a Debian package should be kept brief, certainly under 80 characters."
+    f = features(claim, unit, CFG.max_window)
+    assert "Do not include" in unit[slice(*f["span"])]                     # the neighbour is in the span
+    assert f["negation_mismatch"] == 0.0 and _labels(claim, [unit]) == ["supported"]
+    # a claim that negates what it says is still contradicted; the neighbour's "not" negates other words
+    negated = "The single line synopsis of a Debian package should not be kept brief."
+    assert features(negated, unit, CFG.max_window)["negation_conflict"] == 1.0
+    assert _labels(negated, [unit]) == ["contradicted"]
+
+
+def test_a_bound_is_met_only_by_a_value_of_the_same_thing(manuals_index):
+    """"under 40 characters" is not met by "two or more spaces" (a bound written after its number)
+    nor by "a double quote", and "under 80 characters" does not imply "under 40 characters"."""
+    spaces = _manual_unit(manuals_index, "two or more spaces")
+    synopsis = _manual_unit(manuals_index, "certainly under 80 characters")
+    under40, under80 = quantities("under 40 characters")[0], quantities("under 80 characters")[0]
+    at = spaces.index("two or more spaces")
+    two = next(q for q in quantities(spaces) if q.start == at)
+    assert two.bound == ">=" and two.unit == "space"
+    assert not qty_ok(under40, quantities(spaces)) and not qty_ok(under40, quantities("a double quote"))
+    assert qty_ok(under80, quantities(synopsis)) and not qty_ok(under40, quantities(synopsis))
+
+
+def test_a_path_is_one_name(manuals_index):
+    """FHS: "/var/tmp" is not "/tmp" with a word missing; a /tmp sentence supports no /var/tmp claim."""
+    tmp = _manual_unit(manuals_index, "located in /tmp be deleted whenever the system is booted")
+    var_tmp = _manual_unit(manuals_index, "located in /var/tmp must not be deleted")
+    claim = "Files and directories located in /var/tmp should be deleted whenever the system is booted."
+    f = features(claim, tmp, CFG.max_window)
+    assert "/var/tmp" in f["missing_words"] and f["name_conflict"] == 1.0
+    assert _labels(claim, [tmp]) != ["supported"]
+    assert _labels(claim, [var_tmp]) == ["contradicted"]
+    assert _labels(claim.replace("should", "must not").replace("whenever", "when"), [var_tmp]) == ["supported"]
+
+
+def test_a_deed_handed_to_another_subject_by_a_relative_clause(manuals_index, eval_dev):
+    """R-intro: "…R can be regarded as an implementation of the S language which was developed at
+    Bell Laboratories by Rick Becker…": the deed is S's. A predicate noun ("Numenius was a Greek
+    philosopher, who lived…", real VitaminC dev text) stays its subject's."""
+    from provrag.engines.offline.judge.roles import claim_roles
+
+    unit = _manual_unit(manuals_index, "S language which was developed at Bell Laboratories")
+    deed = "was created at Bell Laboratories by Rick Becker, John Chambers and Allan Wilks."
+    assert claim_roles(f"R {deed}")[0] == {"r"}
+    f_r, f_s = features(f"R {deed}", unit, CFG.max_window), features(f"S {deed}", unit, CFG.max_window)
+    assert f_r["subject_conflict"] == 1.0 and f_s["subject_conflict"] == 0.0
+    assert _labels(f"R {deed}", [unit]) != ["supported"] and _labels(f"S {deed}", [unit]) == ["supported"]
+    numenius = (eval_dev / "vitaminc" / "corpus" / "numenius-of-apamea.md").read_text()
+    assert features("Numenius lived in Syria .", numenius, CFG.max_window)["subject_conflict"] == 0.0
+    assert _labels("Numenius lived in Syria .", [numenius]) == ["supported"]

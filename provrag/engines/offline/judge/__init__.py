@@ -13,22 +13,30 @@ matter, computed between the claim and the best-matching span of ONE evidence te
    towards names and rare words; names (capitalised tokens) and the claim's *focus* (for a
    question-derived claim: the answer's own words) are also measured alone, in the span and in
    the whole evidence text (multi-hop facts sit in two sentences of one unit).
+   A file-system path ("/var/tmp") is one word and a name, never "/tmp" with a word missing.
 3. agreement — numbers, years and dates of the claim must be stated in the span; a claim number
    missing from a span that states other numbers is a contradiction signal ("renamed in 1912"
    against "renamed … in 1913"), and so is a claim name missing from a span that otherwise matches.
-   Comparatives ("more than 3,000") are checked against the span's numbers, not matched literally.
+   Comparatives ("more than 3,000", "under 80 characters") are checked against the span's numbers
+   of the same thing (the claim's unit right after them), not matched literally.
 4. polarity — negation cues ("not", "never", "no longer", "failed to", …) counted on both sides,
    and antonym pairs (a small hand list, see ANTONYMS) where the claim's word is missing from the
-   span but its opposite is there.
-5. similarity — character n-gram cosine between claim and span (robust to inflection and
+   span but its opposite is there. An affirmative claim's polarity is read in the sentence of a
+   two-sentence span that states most of it, not in its neighbour; a negated claim is matched
+   only by a negation of the words it negates.
+5. roles — the claim's named subject must be the doer of its deed in the span: "the S language
+   which was developed at Bell Laboratories" does not support "R was created at Bell Laboratories"
+   (roles.py).
+6. similarity — character n-gram cosine between claim and span (robust to inflection and
    transliteration), and the longest common subsequence of content words (word order: who did
    what to whom).
 
 The features are combined linearly (logistic) into a support score and a contradiction score;
 weights and thresholds are fitted on ../shared/eval/dev only (bench/fit_judge.py) and live in
 config.toml [verify], so a user can read and change them. Decision for one span:
-- vetoes first: a negation that scopes over the claim's words on one side only, an antonym, or a
-  claim number the text never states where the span states another → never *supported*;
+- vetoes first (decide.VETOES): a negation that scopes over the claim's words on one side only,
+  an antonym, a claim number the text never states where the span states another, or the deed
+  given to another subject → never *supported*;
 - *supported* when the support score is at or above `support_threshold`;
 - else *contradicted* when the span covers at least `contradict_min_coverage` of the claim and
   a veto fired — a claim's negation only where the span states the negated words (a span silent
@@ -42,6 +50,7 @@ Modules, in the order the data flows:
               words) and the judge's stem
   quantities  numbers, dates and their bounds, and whether a claim's quantity is stated
   analysis    a text as the judge reads it (Text, analyse) and its candidate spans
+  roles       who did it: the claim's subject against the doer of its deed in the span
   features    the features of a claim against the best span of one evidence text
   decide      the fitted linear scores, the vetoes, the verdict and its reason (`judge`)
 """

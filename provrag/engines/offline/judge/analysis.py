@@ -12,7 +12,10 @@ from provrag.engines.offline.judge.quantities import Qty, quantities
 from provrag.text.segment import evidence_sentences
 from provrag.text.words import JUDGE_STOP_WORDS as STOP
 
-_WORD = re.compile(r"[A-Za-z\u00C0-\u024F][A-Za-z\u00C0-\u024F'’\-]*|\d[\d,]*(?:\.\d+)?")
+# a file-system path ("/var/tmp", "/etc/apt/sources.list") is one word and a name: "/var/tmp" and
+# "/tmp" are different places, not two words of which one is missing
+PATH = r"(?<![\w/])/[\w.+-]*[\w+-](?:/[\w.+-]*[\w+-])*/?"
+_WORD = re.compile(PATH + r"|[A-Za-z\u00C0-\u024F][A-Za-z\u00C0-\u024F'’\-]*|\d[\d,]*(?:\.\d+)?")
 _PTB = [("-LRB-", "("), ("-RRB-", ")"), ("-LSB-", "["), ("-RSB-", "]"), ("-LCB-", "{"), ("-RCB-", "}"),
         ("-COLON-", ":"), ("``", '"'), ("''", '"')]
 
@@ -54,6 +57,13 @@ def analyse(text: str) -> Text:
     for i, m in enumerate(matches):
         tok = m.group(0)
         low = tok.lower().replace("’", "'")
+        if tok[0] == "/":  # a path: compared whole, as a name
+            t.all_stems.add(tok.rstrip("/"))
+            t.stems.append(tok.rstrip("/"))
+            t.words.append(tok)
+            t.names.add(tok.rstrip("/"))
+            pos.append(m.start())
+            continue
         if low.endswith("n't"):
             t.negations += 1
             t.neg_at.append(len(t.stems))
@@ -76,19 +86,20 @@ def analyse(text: str) -> Text:
         t.stems.append(s)
         t.words.append(tok)
         pos.append(m.start())
-        if tok[0].isupper() and (i > 0 or tok.isupper() or len(matches) < 3 or low not in _COMMON_START):
+        if tok[0].isupper() and (i > 0 or tok.isupper() or len(matches) < 3 or low not in COMMON_START):
             t.names.add(s)
     import bisect
     from dataclasses import replace
 
     for n, q in enumerate(t.numbers):
         a, b = bisect.bisect_left(pos, q.start), bisect.bisect_left(pos, q.end)
-        t.numbers[n] = replace(q, ctx=frozenset(t.stems[max(0, a - 3):a] + t.stems[b:b + 3]))
+        t.numbers[n] = replace(q, ctx=frozenset(t.stems[max(0, a - 3):a] + t.stems[b:b + 3]),
+                               after=frozenset(t.stems[b:b + 2]))
     return t
 
 
 # capitalised only because they start a sentence
-_COMMON_START = frozenset("""in on at the a an this that these those it he she they there his her its their
+COMMON_START = frozenset("""in on at the a an this that these those it he she they there his her its their
 after before during since when while as although though however then also both some many most all
 according following today currently later early""".split())
 
@@ -103,8 +114,16 @@ def heading(text: str) -> tuple[str, int]:
     return "", 0
 
 
+@lru_cache(maxsize=20_000)
+def sentences(text: str) -> tuple[tuple[int, int], ...]:
+    """The evidence sentences of a text (pysbd is slow: a unit is read once per run, not once
+    per claim)."""
+    return tuple(evidence_sentences(text))
+
+
 def spans(text: str, max_window: int) -> list[tuple[int, int]]:
-    sents = evidence_sentences(text)
+    """Every window of 1..`max_window` consecutive sentences of `text`."""
+    sents = sentences(text)
     out = []
     for i in range(len(sents)):
         for w in range(1, max_window + 1):

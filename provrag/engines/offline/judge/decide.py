@@ -16,6 +16,9 @@ def _linear(feat: dict, weights: dict[str, float], bias: float, names=FEATURES) 
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
+# what keeps a span from supporting a claim whatever the overlap (bench/fit_judge.py applies them too)
+VETOES = ("negation_mismatch", "antonym", "number_conflict", "subject_conflict")
+
 CONTRA_FEATURES = ("coverage", "name_coverage", "number_conflict", "name_conflict",
                    "negation_mismatch", "antonym", "similarity", "order")
 
@@ -34,6 +37,8 @@ def _reason(feat: dict, label: str) -> str:
         bits.append("opposite: " + ", ".join(feat["antonyms"][:2]))
     if feat["name_conflict"]:
         bits.append("other names in span")
+    if feat["subject_conflict"]:
+        bits.append("said of another subject")
     return f"{label}: " + "; ".join(bits)
 
 
@@ -43,7 +48,7 @@ def decide(feat: dict, vcfg: VerifySettings) -> tuple[str, float, float]:
     c = _linear(feat, vcfg.contradict_weights, vcfg.contradict_bias, CONTRA_FEATURES)
     # vetoes: a span that states the claim's content with the opposite polarity, an opposite
     # word, or another value for one of its numbers cannot support it, whatever the overlap
-    veto = feat["negation_mismatch"] or feat["antonym"] or feat["number_conflict"]
+    veto = any(feat[n] for n in VETOES)
     if veto:
         s = min(s, vcfg.support_threshold - 0.01)
     if s >= vcfg.support_threshold:
@@ -51,7 +56,7 @@ def decide(feat: dict, vcfg: VerifySettings) -> tuple[str, float, float]:
     # a contradiction needs a positive conflict signal on a span that otherwise matches: a veto
     # (a claim's negation only where the span states the negated words), or a name of the claim
     # replaced by other names with a high contradiction score
-    conflict = feat["negation_conflict"] or feat["antonym"] or feat["number_conflict"]
+    conflict = feat["negation_conflict"] or feat["antonym"] or feat["number_conflict"] or feat["subject_conflict"]
     if feat["coverage"] >= vcfg.contradict_min_coverage and (
             conflict or (feat["name_conflict"] and c >= vcfg.contradict_threshold)):
         return "contradicted", s, max(c, vcfg.contradict_threshold) if conflict else c

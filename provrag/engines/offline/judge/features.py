@@ -13,10 +13,12 @@ from provrag.engines.offline.judge.analysis import (
     analyse,
     heading,
     normalise,
+    sentences,
     spans,
 )
 from provrag.engines.offline.judge.lexicon import ANTONYMS, stem
 from provrag.engines.offline.judge.quantities import comparable, qty_ok
+from provrag.engines.offline.judge.roles import subject_conflict
 
 
 def _covered(s: str, pool: frozenset[str]) -> bool:
@@ -26,6 +28,8 @@ def _covered(s: str, pool: frozenset[str]) -> bool:
     or a near spelling of a long word (transliterations, typos: Raghunandan/Raghunandhan)."""
     if s in pool:
         return True
+    if s.startswith("/"):
+        return False  # a path names one place: "/var" is not "/var/tmp"
     if "-" in s and all(stem(p) in pool for p in s.split("-") if p):
         return True
     if len(s) >= 4:
@@ -183,6 +187,18 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         if best is None or key > best[0]:
             best = (key, a, b, st, pool, nums, cov, order)
     _, a, b, st, pool, nums, cov, order = best
+    parts = [(x + body_start, y + body_start) for x, y in sentences(body)
+             if a <= x + body_start and y + body_start <= b] if body.strip() else []
+    # an affirmative claim's polarity is read in the sentence of the span that states most of it,
+    # not in its neighbour ("…under 80 characters. Do not include the package name…"); a negated
+    # claim's negation may be stated in any sentence of the span that bears on its words
+    core, core_pool = st, pool
+    if len(parts) > 1 and not c.negations:
+        texts = [analyse(evidence[x:y]) for x, y in parts]
+        covs = [coverage(_pool(t) | head_pool, t.numbers + head_nums) for t in texts]
+        if covs.count(max(covs)) == 1:
+            core = texts[covs.index(max(covs))]
+            core_pool = _pool(core) | head_pool
     miss_idx = [i for i, s in enumerate(c.stems) if not _covered(s, pool)]
     # with a focus, the question's own quantities are given context: only the answer's are checked
     checked = f_focus.numbers if f_focus is not None else c.numbers
@@ -194,6 +210,9 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
     else:
         focus_cov = cov
     ant = _antonym_hits(c, pool)
+    # a negated claim is matched by a negation of what it negates ("should not be kept brief" by
+    # no "Do not include the package name"); an affirmative one is flipped by a negation of any of its words
+    scope = {s for i in c.neg_at for s in c.stems[i:i + 3]} or set(c.stems)
     return {
         "span": (a, b),
         "missing_words": [c.words[i] for i in miss_idx],
@@ -209,10 +228,12 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         "number_conflict": float(any(comparable(q, nums) and not qty_ok(q, unit.numbers + head_nums)
                                      for q in num_missing)),
         "name_conflict": float(bool(name_missing) and bool(span_names)),
-        "negation_mismatch": float((c.negations > 0) != _negated(st, set(c.stems), pool)),
+        "negation_mismatch": float((c.negations > 0) != _negated(core, scope, core_pool)),
         # the stricter form a contradiction needs: the claim's negation must bear on what the span states
-        "negation_conflict": float(_claim_negated(c, pool) != _negated(st, set(c.stems), pool)),
+        "negation_conflict": float(_claim_negated(c, core_pool) != _negated(core, scope, core_pool)),
         "antonym": float(bool(ant)),
+        # the span gives the claim's deed to another named subject ("the S language which was developed…")
+        "subject_conflict": float(subject_conflict(claim, [evidence[x:y] for x, y in parts] or [evidence[a:b]])),
         "similarity": _char_cosine(normalise(claim), normalise(evidence[a:b])),
         "order": order,
         # the answer words stated AND the rest of the claim found in the same text: an answer

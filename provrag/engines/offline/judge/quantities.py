@@ -32,6 +32,9 @@ BOUNDS = [
 ]
 _BOUND_RE = re.compile(r"(?:" + "|".join(re.escape(w) for w, _ in BOUNDS) + r")\s*(?:[$€£¥#]\s*)?$")
 _BOUND_OF = dict(BOUNDS)
+_BOUND_AFTER = re.compile(r"\s+or\s+(more|greater|higher|above|over|later|less|fewer|lower|below|under|earlier)\b")
+_BOUND_AFTER_OF = {w: ">=" for w in ("more", "greater", "higher", "above", "over", "later")} | \
+    {w: "<=" for w in ("less", "fewer", "lower", "below", "under", "earlier")}
 _MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?"
 _DATE_RES = [  # (regex, kind, group order) — dates before plain numbers so their parts are consumed
     (re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"(?:\s*,\s*|\s+)(\d{4})\b"), "ymd", "dmy"),
@@ -57,6 +60,7 @@ class Qty:
     end: int
     ctx: frozenset = frozenset()  # content stems around it (3 each side): what the number counts
     unit: str = ""                # the word or sign right after it ("%", "km", "troph"): its unit
+    after: frozenset = frozenset()  # content stems right after it (2): what it counts ("competitive trophies")
 
 
 def _month(s: str) -> int:
@@ -80,7 +84,10 @@ def quantities(text: str) -> list[Qty]:
 
     def add(kind, value, a, b):
         bd, a2 = bound_at(a)
-        u = re.match(r"\s*(%|percent\b|°|[a-z][a-z'-]*)", low[b:b + 30])
+        after = _BOUND_AFTER.match(low, b)  # "two or more spaces": a bound written after the number
+        if after and not bd:
+            bd = _BOUND_AFTER_OF[after.group(1)]
+        u = re.match(r"\s*(%|percent\b|°|[a-z][a-z'-]*)", low[after.end() if after else b:b + 30])
         unit = "%" if u and u.group(1) in ("%", "percent") else (stem(u.group(1)) if u else "")
         out.append(Qty(kind, float(value), bd, a2, b, unit=unit if unit not in STOP else ""))
         for i in range(a, b):
@@ -112,7 +119,8 @@ def quantities(text: str) -> list[Qty]:
         add("y" if plain_year else "num", v, m.start(), end)
     for m in _NUMWORD.finditer(low):
         w = m.group(1)
-        if taken[m.start()] or w in ("one", "second", "single", "once"):  # mostly not numbers ("one of")
+        # mostly not numbers: "one of", "a second time", "double quote", "triple jump"
+        if taken[m.start()] or w in ("one", "second", "single", "once", "double", "triple"):
             continue
         v, end = float(NUMBER_WORDS[w]), m.end()
         nxt = re.match(r"\s*(thousand|million|billion|trillion)\b", low[end:])
@@ -176,7 +184,9 @@ def qty_ok(c: Qty, span: list[Qty]) -> bool:
         if any(q.bound in ("", "~") and abs(_project(q, c.kind) - c.value) <= tol for q in cands):
             return True
     same_unit = [q for q in cands if c.unit and q.unit == c.unit]
-    for q in same_unit or _anchored(c, cands):
+    # a bound is met only by a value of the same thing: "under 40 characters" by "80 characters",
+    # "under 65 trophies" by "65 competitive trophies", never by "two or more spaces"
+    for q in same_unit or [q for q in _anchored(c, cands) if not c.unit or c.unit in q.after]:
         sv = _project(q, c.kind)
         if sv is None:
             continue
