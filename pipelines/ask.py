@@ -52,6 +52,29 @@ def order_sources(sources: list[Source], unit_rank: dict[str, int]) -> list[Sour
     return out
 
 
+CLOSEST_VIA = "closest passage (not an answer)"
+
+
+def closest_sources(reader, question: str, unit_ids: list[str]) -> list[Source]:
+    """When ask abstains, the nearest passages, shown for what they are: never citations, each
+    with its page and the sentence that shares most of the question's words."""
+    from provrag.store.units import fetch_units
+    from provrag.text.sentences import split_sentences
+    from provrag.text.words import terms_of
+
+    wanted = set(terms_of(question))
+    rows = fetch_units(reader, unit_ids)
+    out = []
+    for uid in unit_ids:
+        unit = rows.get(uid)
+        if unit is None:
+            continue
+        spans = split_sentences(unit.text) or [(0, len(unit.text))]
+        a, b = max(spans, key=lambda sp: (len(wanted & set(terms_of(unit.text[sp[0]:sp[1]]))), -sp[0]))
+        out.append(Source.of_unit(unit, " ".join(unit.text[a:b].split()), a, b, via=CLOSEST_VIA, score=0.0))
+    return out
+
+
 def run_ask(question: str, index_path, cfg: Config, method: str | None = None, save: bool = True) -> AskResult:
     """Answer `question` over the index: the answer, its citations and sources by page, and the
     trace of how it was made (stored unless `save` is False)."""
@@ -67,6 +90,7 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     if method not in METHODS + ("auto",):
         raise AskError(f"unknown method '{method}' (expected auto, {', '.join(METHODS)})")
     with open_index(index_path) as reader:
+        index_version = reader.manifest().get("index_version")
         engine = get_engine(cfg)  # a ConfigError (unknown engine, missing API key): one line, exit 2
         attach_index_cache(engine, reader.path)
         trace = Trace("ask", question, index=str(reader.path), index_kind=reader.kind, engine=engine.name,
@@ -92,6 +116,9 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
         with trace.stage("citations") as d:
             resolved = resolve_answer(reader, found.answer, top_k=int(cfg.resolve.top_k))
             sources = order_sources(resolved.sources, found.unit_rank)
+            if found.abstained:
+                sources = closest_sources(reader, question, found.closest)
+                d["closest"] = len(sources)
             unresolved = [u.to_json() for u in resolved.unresolved]
             d["citations"] = len(resolved.citations)
             d["sources"] = len(sources)
@@ -101,7 +128,9 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
 
     result = AskResult(trace_id=trace.id, question=question, method=chosen, answer=found.answer,
                        citations=resolved.citations, sources=sources, unresolved=resolved.unresolved,
-                       has_pages=reader.kind == "provrag")
+                       has_pages=reader.kind == "provrag", abstained=found.abstained, confidence=found.confidence,
+                       index_version=index_version)
+    trace["abstained"], trace["confidence"] = found.abstained, found.confidence
     trace["answer"] = found.answer
     trace["citations"] = [c.to_json() for c in resolved.citations]
     trace["sources"] = [s.to_json() for s in sources]

@@ -97,11 +97,13 @@ class SearchSettings:
     local_entity_boost: float
     global_max_reports: int
     map_batch_tokens: int
+    global_themes: int
     rerank: str
     rerank_sentences: int
     rerank_weight: float
     rerank_maxsim_weight: float
     rerank_paragraph_weight: float
+    abstain_below: float
 
 
 @dataclass(frozen=True)

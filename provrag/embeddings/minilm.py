@@ -325,3 +325,13 @@ def _as_text(t) -> str:
     if t is None:
         return ""
     return t if isinstance(t, str) else str(t)
+
+
+def content_pieces(pieces: list[str], vecs: np.ndarray) -> np.ndarray:
+    """The vectors of a text's word pieces that carry content (no stop words, which include the
+    question words, no punctuation, no '##' continuations): in MaxSim each finds its best match
+    among another text's pieces (the answerer's rerank, ask's answerability)."""
+    from provrag.text.words import STOP_WORDS
+
+    keep = [i for i, p in enumerate(pieces) if p.isalnum() and not p.startswith("##") and p.lower() not in STOP_WORDS]
+    return vecs[keep]

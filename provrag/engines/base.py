@@ -4,7 +4,8 @@ Shapes (plain dicts, GraphRAG's formats):
 - extraction of one unit: {"entities": [{"title", "type", "description"}],
   "relationships": [{"source", "target", "description", "weight"}]}
 - community report: {"title", "summary", "rating", "rating_explanation",
-  "findings": [{"summary", "explanation"}]} — findings cite `[Data: Entities (…); Relationships (…)]`
+  "findings": [{"summary", "explanation"}]} — findings cite the index (`[Data: Sources (…)]` offline,
+  `[Data: Entities (…); Relationships (…)]` as GraphRAG's models write them)
 - global-search map point: {"description": "… [Data: Reports (…)]", "score": 0-100}
 - answer (local/basic search): an EngineAnswer — the text citing its context records, and
   which records it quotes (the pipeline orders the answer's sources by them)
@@ -74,6 +75,7 @@ class EngineAnswer:
     text: str
     records_used: list[int] = field(default_factory=list)
     details: dict = field(default_factory=dict)
+    abstained: bool = False   # the engine found nothing in the context that answers the question
 
 
 class Engine(ABC):
@@ -109,17 +111,19 @@ class Engine(ABC):
         context: {"community": int, "level": int,
                   "entities": [{"human_readable_id", "title", "type", "description", "degree"}],
                   "relationships": [{"human_readable_id", "source", "target", "description", "weight"}],
-                  "text_units": [{"id", "text"}]}
+                  "text_units": [{"id", "human_readable_id", "text"}]}
         """
 
     @abstractmethod
-    def map_points(self, question: str, reports: list[dict]) -> list[dict]:
+    def map_points(self, question: str, reports: list[dict], terms: QueryTerms | None = None) -> list[dict]:
         """Global search map: points answering the question from a batch of reports
-        ({"community", "title", "summary", "full_content", "rank"}), each citing its reports."""
+        ({"community", "title", "summary", "full_content", "findings", "rank", "score"}), each
+        citing its reports; `terms` as for answer()."""
 
     @abstractmethod
-    def reduce_answer(self, question: str, points: list[dict]) -> str:
-        """Global search reduce: one answer from the best points, keeping their references."""
+    def reduce_answer(self, question: str, points: list[dict], terms: QueryTerms | None = None) -> str:
+        """Global search reduce: one answer from the best points, keeping their references;
+        `terms` as for answer()."""
 
     @abstractmethod
     def answer(self, question: str, context: list[dict], terms: QueryTerms | None = None) -> EngineAnswer:

@@ -47,7 +47,8 @@ def _context(c: dict, ents: dict, rels: dict, units: dict, budget: int, sizes: d
 
     e_ctx, e_used = take(e_rows, ("human_readable_id", "title", "type", "description", "degree"), int(budget * 0.3))
     r_ctx, r_used = take(r_rows, ("human_readable_id", "source", "target", "description", "weight"), int(budget * 0.3))
-    u_ctx, _ = take(u_rows, ("id", "text"), max(0, budget - e_used - r_used))
+    # a unit's human_readable_id lets a report quote it with `[Data: Sources (n)]`
+    u_ctx, _ = take(u_rows, ("id", "human_readable_id", "text"), max(0, budget - e_used - r_used))
     return {"community": int(c["community"]), "level": int(c["level"]),
             "entities": e_ctx, "relationships": r_ctx, "text_units": u_ctx}
 

@@ -4,7 +4,7 @@ answered by the engine; the answer cites Sources.
 from __future__ import annotations
 
 from provrag.config import Config
-from provrag.query.context import SearchResult, add_neighbours, candidate_view, engine_answer, selected_view, unit_rank
+from provrag.query.context import SearchResult, add_neighbours, answer_or_abstain, candidate_view, selected_view
 from provrag.query.retrieve import antecedents, continuations, retrieve_units
 
 
@@ -28,8 +28,5 @@ def basic_search(reader, question: str, cfg: Config, engine, trace) -> SearchRes
                             lambda h, h0=h0: f"[Data: Sources ({h0}, {h})]", lambda h, h0=h0: f"[Data: Sources ({h}, {h0})]")
             context.append(rec)
         d["selected"] = selected_view(units)
-    with trace.stage("synthesis") as d:
-        ans = engine_answer(engine, question, context, [], cfg, ret, d)
-        d["answer"] = ans.text
-    return SearchResult(ans.text, "basic", context, unit_rank(units, context, ans.records_used), ans.details)
+    return answer_or_abstain(engine, question, "basic", units, context, [], cfg, ret, trace)
 

@@ -11,6 +11,11 @@ from dataclasses import dataclass, field
 from provrag.config import Config
 from provrag.engines.base import QueryTerms
 
+# What ask says when nothing in the index answers the question (the closest passages follow as
+# sources, which are not citations: CONTRACT.md §5).
+ABSTENTION = "Nothing in the index answers this question."
+CLOSEST = 3  # how many nearest passages an abstention lists
+
 
 @dataclass
 class SearchResult:
@@ -24,10 +29,14 @@ class SearchResult:
     context: list[dict] = field(default_factory=list)
     unit_rank: dict[str, int] = field(default_factory=dict)
     engine_details: dict = field(default_factory=dict)
+    abstained: bool = False                               # nothing retrieved answers the question
+    confidence: float | None = None                       # how well the best evidence covers it, 0–1
+    closest: list[str] = field(default_factory=list)      # when abstaining: the nearest units, not citations
 
     def to_json(self) -> dict:
         return {"answer": self.answer, "method": self.method, "context": self.context,
-                "unit_rank": self.unit_rank, "engine_details": self.engine_details}
+                "unit_rank": self.unit_rank, "engine_details": self.engine_details, "abstained": self.abstained,
+                "confidence": self.confidence, "closest": self.closest}
 
 
 def has_rows(con, table: str) -> bool:
@@ -63,6 +72,46 @@ def unit_rank(units: list[dict], context: list[dict], used: list[int]) -> dict[s
         if c["text_unit_id"] not in order:
             order.append(c["text_unit_id"])
     return {u: i for i, u in enumerate(order)}
+
+
+def answer_or_abstain(engine, question: str, method: str, units: list[dict], context: list[dict],
+                      extra: list[dict], cfg: Config, ret, trace) -> SearchResult:
+    """The engine's answer, unless the best passages do not cover the question: then provrag
+    says that nothing in the index answers it, and no model is called (query/answerable.py
+    measures the coverage; [search] abstain_below is the threshold, 0 never abstains)."""
+    from provrag.query.answerable import assess
+
+    threshold = float(cfg.search.abstain_below)
+    with trace.stage("answerability") as d:
+        bm25 = ret.channels.get("bm25") or {}
+        found = assess(question, [c["text"] for c in context], ret.idf, int(bm25.get("n_units") or 0),
+                       bm25.get("spelling") or {})
+        d.update(found.to_json())
+        d["threshold"] = threshold
+        abstain = found.abstains(threshold)
+        d["abstained"] = abstain
+    if abstain:
+        order = list(range(len(context)))
+        if found.best is not None:
+            order.remove(found.best)
+            order.insert(0, found.best)
+        closest = [context[i]["text_unit_id"] for i in order[:CLOSEST]]
+        with trace.stage("synthesis") as d:
+            d["answer"] = ABSTENTION
+            d["why"] = (f"confidence {found.confidence:.2f} < {threshold:g}: the best passage covers "
+                        f"{found.lexical:.0%} of the question's terms"
+                        + (f" (missing: {', '.join(found.missing_terms[:6])})" if found.missing_terms else ""))
+        return SearchResult(ABSTENTION, method, context, unit_rank(units, context, []), {}, abstained=True,
+                            confidence=found.confidence, closest=closest)
+    with trace.stage("synthesis") as d:
+        ans = engine_answer(engine, question, context, extra, cfg, ret, d)
+        d["answer"] = ans.text
+    if ans.abstained:  # the engine found no sentence worth quoting: the same honest answer
+        return SearchResult(ABSTENTION, method, context, unit_rank(units, context, []), ans.details,
+                            abstained=True, confidence=found.confidence,
+                            closest=[c["text_unit_id"] for c in context[:CLOSEST]])
+    return SearchResult(ans.text, method, context, unit_rank(units, context, ans.records_used), ans.details,
+                        confidence=found.confidence)
 
 
 def engine_answer(engine, question: str, context: list[dict], extra: list[dict], cfg: Config, ret, d: dict):

@@ -2,8 +2,21 @@
 
 Reports of level ≤ [search] global_level are scored against the question in SQL (BM25 over
 term counts taken with regexes inside DuckDB), the best are packed into batches, each batch is
-mapped to scored points citing `[Data: Reports (…)]`, and the best points are reduced into
-the answer.
+mapped to scored points citing `[Data: Reports (…)]` (and the text unit a finding quotes), and
+the best points are reduced into the answer. A broad question ("main themes") has no words to
+match a report by: it reads the top-level reports (the broadest communities), largest first.
+
+How relevant the best report is to the question is in the result's engine_details, for the
+caller to decide whether anything answers it. `relevance` (0–1): of the best five points'
+sentences, the largest share of the question's content-term weight one of them holds — each
+term weighted by its idf in the index, a term the index never saw by the largest idf there is
+(query/answerable.py's lexical coverage, as ask measures retrieved units), so "Kubernetes
+ingress" questions over Debian manuals score low although the word "configure" matches. For a
+broad question it is 1 when any report gives a theme. `best_reports` are that point's reports,
+`passages` the best points' sentences, best first, and `query_terms`, `idf`, `n_units`,
+`spelling` the question as the index reads it (for answerable.assess, say). Each point's own
+score (0–100) is the engine's: offline, the idf-weighted share of the index terms of the
+question its sentence holds; a model's own rating.
 """
 from __future__ import annotations
 
@@ -11,10 +24,14 @@ import math
 import re
 
 from provrag.config import Config
-from provrag.query.context import SearchResult
+from provrag.engines.base import QueryTerms
+from provrag.query.context import ABSTENTION, CLOSEST, SearchResult
+from provrag.text.questions import is_broad
 from provrag.text.words import STOP_WORDS, WORD, term_stem
 
 _CHARS_PER_TOKEN = 4  # batching estimate (no tokenizer load per report: ~4 chars per cl100k token in English)
+_RELEVANCE_POINTS = 5  # the best points whose sentences the relevance measure reads
+_CITATION = re.compile(r"\[Data:[^\]]*\]", re.I)  # a point's citation, no words of its sentence
 
 
 def _prefix(word: str) -> str:
@@ -44,25 +61,25 @@ def score_reports(con, question: str, level: int) -> tuple[list[dict], str]:
         where, note = "WHERE ? IS NOT NULL", "all reports (none at the configured level)"
     tf_cols = "".join(f", len(regexp_extract_all(txt, '\\b{re.escape(w)}')) AS tf{i}" for i, w in enumerate(words))
     rows = con.execute(f"""
-        WITH r AS (SELECT community, level, title, rank,
+        WITH r AS (SELECT community, level, title, rank, size,
                           lower(coalesce(title, '') || ' ' || coalesce(summary, '') || ' ' || coalesce(full_content, '')) AS txt
                    FROM community_reports {where})
-        SELECT community, level, title, rank, len(string_split_regex(txt, '\\s+')) AS dl{tf_cols} FROM r
+        SELECT community, level, title, rank, len(string_split_regex(txt, '\\s+')) AS dl, size{tf_cols} FROM r
     """, [int(level)]).fetchall()
     if not rows:
         return [], note
     n = len(rows)
     avgdl = sum(r[4] for r in rows) / n or 1.0
-    dfs = [sum(1 for r in rows if r[5 + i] > 0) for i in range(len(words))]
+    dfs = [sum(1 for r in rows if r[6 + i] > 0) for i in range(len(words))]
     out = []
     for r in rows:
         s = 0.0
         for i, df in enumerate(dfs):
-            tf = r[5 + i]
+            tf = r[6 + i]
             if tf:
                 idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
                 s += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * r[4] / avgdl))
-        out.append({"community": int(r[0]), "level": r[1], "title": r[2], "rank": r[3], "bm25": s})
+        out.append({"community": int(r[0]), "level": r[1], "title": r[2], "rank": r[3], "size": r[5], "bm25": s})
     top = max((x["bm25"] for x in out), default=0.0)
     for x in out:
         # relevance first; the report's own rating (0–10 "impact") breaks ties, as GraphRAG weighs rank
@@ -75,11 +92,40 @@ def fetch_reports(con, communities: list[int]) -> dict[int, dict]:
     if not communities:
         return {}
     rows = con.execute("""
-        SELECT community, title, summary, full_content, rank, level FROM community_reports
+        SELECT community, title, summary, full_content, rank, level, findings, size FROM community_reports
         WHERE community IN (SELECT unnest(?::BIGINT[]))
     """, [list(communities)]).fetchall()
     return {int(r[0]): {"community": int(r[0]), "title": r[1], "summary": r[2], "full_content": r[3],
-                        "rank": r[4], "level": r[5]} for r in rows}
+                        "rank": r[4], "level": r[5], "findings": list(r[6] or []), "size": r[7]} for r in rows}
+
+
+def question_terms(reader, question: str) -> tuple[QueryTerms, dict]:
+    """The question's index terms (spelling fixed) and their BM25 idf, as retrieval reads them,
+    and what a caller needs to weigh them (`n_units`, `spelling`)."""
+    from provrag.store import terms as lexical
+
+    stats = lexical.ensure_terms(reader.con, getattr(reader, "path", None))
+    qterms, fixes = lexical.match_terms(reader.con, question)
+    idf = lexical.idf_of(reader.con, stats, qterms)
+    return QueryTerms(list(qterms), idf), {"n_units": int(stats.get("n_units") or 0), "spelling": fixes}
+
+
+def relevance(question: str, points: list[dict], broad: bool, terms: QueryTerms, info: dict) -> dict:
+    """How relevant the best report is to the question (see the module docstring): the largest
+    share of the question's content-term weight that one of the best points' sentences holds."""
+    from provrag.query.answerable import lexical_coverage, term_weights
+
+    top = points[:_RELEVANCE_POINTS]
+    passages = [" ".join(_CITATION.sub(" ", str(p.get("description") or "")).split()) for p in top]
+    if broad:  # a question about the whole collection: any theme answers it
+        covs = [1.0 for _ in passages]
+    else:
+        weights = term_weights(question, terms.idf, int(info.get("n_units") or 0), info.get("spelling") or {})
+        covs = [lexical_coverage(weights, p)[0] for p in passages]
+    best = max(range(len(covs)), key=lambda i: (covs[i], -i)) if covs else None
+    return {"relevance": round(covs[best], 4) if best is not None else 0.0, "broad": broad,
+            "best_reports": list(top[best].get("reports") or []) if best is not None else [],
+            "passages": passages, "query_terms": list(terms.terms), "idf": terms.idf, **info}
 
 
 def global_search(reader, question: str, cfg: Config, engine, trace) -> SearchResult:
@@ -87,14 +133,22 @@ def global_search(reader, question: str, cfg: Config, engine, trace) -> SearchRe
     level = int(scfg.global_level)
     max_reports = int(scfg.global_max_reports)
     batch_tokens = int(scfg.map_batch_tokens)
+    broad = is_broad(question)
     with trace.stage("exploration") as d:
+        terms, term_info = question_terms(reader, question)
         scored, note = score_reports(reader.con, question, level)
+        if broad:  # no words to match: the broadest communities, largest first
+            largest = max((int(x["size"] or 0) for x in scored), default=0) or 1
+            for x in scored:  # a theme is as relevant as the share of the collection it covers
+                x["score"] = round(int(x["size"] or 0) / largest, 6)
+            scored.sort(key=lambda x: (x["level"], -x["score"], -float(x["rank"] or 0), x["community"]))
+            note += "; broad question: top level first, largest first"
         d["what"] = f"community reports scored against the question ({note})"
         d["candidates"] = [{"kind": "report", "id": x["community"], "title": x["title"], "score": x["score"],
                             "bm25": round(x["bm25"], 4), "rank": x["rank"], "level": x["level"]} for x in scored[:50]]
         d["count"] = len(scored)
     with trace.stage("focus") as d:
-        chosen = [x for x in scored if x["bm25"] > 0][:max_reports] or scored[:max_reports]
+        chosen = (scored if broad else [x for x in scored if x["bm25"] > 0] or scored)[:max_reports]
         texts = fetch_reports(reader.con, [x["community"] for x in chosen])
         reports = []
         for x in chosen:
@@ -118,10 +172,51 @@ def global_search(reader, question: str, cfg: Config, engine, trace) -> SearchRe
     with trace.stage("synthesis") as d:
         points = []
         for b in batches:
-            points.extend(engine.map_points(question, b))
-        points.sort(key=lambda p: -int(p.get("score") or 0))
-        answer = engine.reduce_answer(question, points)
+            points.extend(engine.map_points(question, b, terms))
+        points.sort(key=lambda p: (-int(p.get("score") or 0), -float(p.get("strength") or 0)))
+        answer = engine.reduce_answer(question, points, terms)
         d["points"] = [{"description": p.get("description"), "score": p.get("score")} for p in points[:40]]
         d["answer"] = answer
-    return SearchResult(answer, "global", context=reports, engine_details={"points": points})
+        details = relevance(question, points, broad, terms, term_info)
+        d["relevance"] = details["relevance"]
+    confidence = answerability(question, details, cfg, trace)
+    if confidence < float(scfg.abstain_below):
+        return SearchResult(ABSTENTION, "global", context=reports, engine_details={"points": points, **details},
+                            abstained=True, confidence=confidence, closest=cited_units(reader, points[:CLOSEST]))
+    return SearchResult(answer, "global", context=reports, engine_details={"points": points, **details},
+                        confidence=confidence)
+
+
+def answerability(question: str, details: dict, cfg: Config, trace) -> float:
+    """Does any report answer the question? Its best points' sentences are read as ask reads
+    retrieved units (query/answerable.py: the same model, the same threshold). A broad question
+    ("main themes") is answered by any theme the reports give."""
+    from provrag.query.answerable import assess
+
+    with trace.stage("answerability") as d:
+        if details["broad"]:
+            confidence = 1.0 if details["passages"] else 0.0
+            d.update({"confidence": confidence, "note": "broad question: any theme of the reports answers it"})
+        else:
+            found = assess(question, details["passages"], details["idf"], int(details.get("n_units") or 0),
+                           details.get("spelling") or {})
+            confidence = found.confidence
+            d.update(found.to_json())
+        d["threshold"] = float(cfg.search.abstain_below)
+        d["abstained"] = confidence < d["threshold"]
+    return confidence
+
+
+def cited_units(reader, points: list[dict]) -> list[str]:
+    """The text units the points' sentences cite (`Sources (n)`), in order: when global search
+    abstains, the nearest passages it shows (never as citations)."""
+    from provrag.query.citations import parse_citations
+
+    numbers = list(dict.fromkeys(i for p in points for r in parse_citations(str(p.get("description") or "")).refs()
+                                 if r.kind == "Sources" for i in r.ids))
+    if not numbers:
+        return []
+    rows = dict(reader.con.execute("SELECT human_readable_id, id FROM text_units WHERE human_readable_id IN "
+                                   "(SELECT unnest(?::BIGINT[]))", [numbers]).fetchall())
+    return [rows[n] for n in numbers if n in rows]
 

@@ -6,8 +6,8 @@ Sources.
 from __future__ import annotations
 
 from provrag.config import Config
-from provrag.query.context import (SearchResult, add_neighbours, candidate_view, engine_answer, has_rows,
-                                   selected_view, unit_rank)
+from provrag.query.context import (SearchResult, add_neighbours, answer_or_abstain, candidate_view, has_rows,
+                                   selected_view)
 from provrag.query.retrieve import antecedents, continuations, retrieve_units
 
 
@@ -124,8 +124,5 @@ def local_search(reader, question: str, cfg: Config, engine, trace, entities: li
             extra.append({"kind": "report", "citation": f"[Data: Reports ({r[0]})]", "text": f"{r[1]}: {r[2] or ''}"})
         d["selected"] = selected_view(units)
         d["graph_context"] = [{"kind": x["kind"], "citation": x["citation"]} for x in extra]
-    with trace.stage("synthesis") as d:
-        ans = engine_answer(engine, question, context, extra, cfg, ret, d)
-        d["answer"] = ans.text
-    return SearchResult(ans.text, "local", context, unit_rank(units, context, ans.records_used), ans.details)
+    return answer_or_abstain(engine, question, "local", units, context, extra, cfg, ret, trace)
 

@@ -22,7 +22,8 @@ PROVRAG_NS = "https://github.com/provrag/provrag/ns#"
 
 TRACE_VERSION = 1   # the shape of a stored trace; raise it when a reader of old traces must tell them apart
 
-STAGES = (("question", "Question"), ("exploration", "Exploration"), ("focus", "Focus"), ("synthesis", "Synthesis"),
+STAGES = (("question", "Question"), ("exploration", "Exploration"), ("focus", "Focus"), ("answerability", "Answerability"),
+          ("synthesis", "Synthesis"),
           ("citations", "Citations"))
 
 

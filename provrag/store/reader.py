@@ -215,6 +215,16 @@ class IndexReader:
                     self._embedder = None
         return self._embedder
 
+    def manifest(self) -> dict:
+        """manifest.json of a provrag index ({} for a GraphRAG folder or an unreadable file)."""
+        import json
+
+        try:
+            data = json.loads((self.path / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
     def close(self) -> None:
         try:
             self.con.close()

@@ -3,7 +3,8 @@
 Two readers need this before any text is ranked: search chooses GraphRAG's global method for
 a question about the whole collection (`is_broad`), and the offline answerer prefers the
 sentence that holds the kind of thing asked for (`answer_type`: a date for "when", a number
-for "how many"). Both are rules over the question's words, so they live with the other text
+for "how many"). Both are rules over the question's words (and `is_procedural` tells the answerer that a "how do I"
+question wants the steps of a section), so they live with the other text
 rules rather than inside an engine or a search method.
 """
 from __future__ import annotations
@@ -19,12 +20,23 @@ _BROAD = re.compile(
 
 _DATE = re.compile(r"^(when|what (year|month|day|date|time|century|decade|period)|in (what|which) (year|month|century|decade))\b")
 _DATE_ANYWHERE = re.compile(r"\b(what|which) (year|month|date|century|decade)\b")
-_NUMBER = re.compile(r"^how (many|much|long|old|far|large|big|tall|high|often)\b")
+_MEASURE = re.compile(r"^how (long|old|far|large|big|tall|high|wide|deep|heavy)\b")
+_NUMBER = re.compile(r"^how (many|much|often)\b")
 _NUMBER_ANYWHERE = re.compile(r"\b(how many|how much|what (percentage|percent|number|amount|fraction|proportion))\b")
 _NAME = re.compile(r"^(who|whom|whose)\b")
 _NAME_ANYWHERE = re.compile(r"\b(what|which) (person|man|woman|company|organi[sz]ation|team|group)\b")
 _PLACE = re.compile(r"^where\b")
 _PLACE_ANYWHERE = re.compile(r"\b(what|which) (city|country|place|state|region|river|location)\b")
+
+
+_PROCEDURE = re.compile(
+    r"^(how (do|can|should|would|must|may) (i|you|we|one|a user|users|a maintainer|maintainers)\b|how to\b"
+    r"|what (are|is) the (steps?|procedure|process|way) (to|for)\b|what steps\b)", re.I)
+
+
+def is_procedural(question: str) -> bool:
+    """A "how do I …" question: its answer is the steps of one section, not a single sentence."""
+    return bool(_PROCEDURE.match((question or "").strip()))
 
 
 def is_broad(question: str) -> bool:
@@ -33,11 +45,14 @@ def is_broad(question: str) -> bool:
 
 
 def answer_type(question: str) -> str | None:
-    """"date", "number", "name" or "place" when the question's wording asks for one, else None
+    """"date", "measure" (a length, age, size: a number with its unit), "number", "name" or "place"
+    when the question's wording asks for one, else None
     (a "what is" or "why" question can be answered by any kind of sentence)."""
     q = question.lower().strip()
     if _DATE.match(q) or _DATE_ANYWHERE.search(q):
         return "date"
+    if _MEASURE.match(q):
+        return "measure"
     if _NUMBER.match(q) or _NUMBER_ANYWHERE.search(q):
         return "number"
     if _NAME.match(q) or _NAME_ANYWHERE.search(q):

@@ -29,7 +29,9 @@ from provrag.text.sentences import FURNITURE, TERMINAL, is_heading
 _FILLER = re.compile(
     r"^(?:in summary|in conclusion|to summarize|to sum up|overall|here (?:is|are)|below (?:is|are)|"
     r"the following|i hope|hope this|let me know|feel free|please note|note that|as an ai|"
-    r"i (?:don't|do not|cannot|can't) |sure[,!.]|certainly[,!.]|of course[,!.]|based on the (?:data|context|provided))",
+    r"i (?:don't|do not|cannot|can't) |i could not find anything in the index|"
+    r"nothing in the index answers|"  # an abstention speaks of the index, not of the world
+    r"sure[,!.]|certainly[,!.]|of course[,!.]|based on the (?:data|context|provided))",
     re.I)
 # a heading mark, a bullet, a list or section number ("3.", "5.15.1.", "2)") or a quote mark
 _MD_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\d+(?:\.\d+)*\.\s+|\d+\)\s+|>\s*)+")

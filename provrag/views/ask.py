@@ -22,8 +22,15 @@ def ask_view(result: AskResult):
 
     from provrag.views.resolve import sources_table
 
-    parts = [Panel(Markdown(result.answer or ""), title=f"answer · {result.method} search", title_align="left")]
-    if result.sources:
+    title = f"answer · {result.method} search"
+    if result.confidence is not None:
+        title += f" · confidence {result.confidence:.2f}"
+    parts = [Panel(Markdown(result.answer or ""), title=title, title_align="left",
+                   border_style="yellow" if result.abstained else "none")]
+    if result.abstained and result.sources:
+        parts.append(sources_table([s.to_json() for s in result.sources], title="closest passages — not an answer",
+                                   has_pages=result.has_pages))
+    elif result.sources:
         # the JSON form carries the unit number shown for page-less GraphRAG indexes
         parts.append(sources_table([s.to_json() for s in result.sources], title="sources (best first)",
                                    has_pages=result.has_pages))
@@ -105,8 +112,15 @@ def trace_tree(t: dict, max_items: int = 8):
             p_br = br.add(Text(f"{len(d['points'])} map points"))
             for p in d["points"][:max_items]:
                 p_br.add(Text.assemble(_short(p.get("description"), 100), (f"  score {p.get('score')}", "dim")))
+        if s.get("name") == "answerability" and d.get("confidence") is not None:
+            verdict = "abstained" if d.get("abstained") else "answers"
+            br.add(Text(f"confidence {d['confidence']:.2f} (threshold {d.get('threshold')}): {verdict}; lexical coverage "
+                        f"{d.get('lexical_coverage')}, semantic {d.get('semantic_coverage')}"
+                        + (f"; missing {_short(d['missing_terms'], 60)}" if d.get("missing_terms") else "")))
         if s.get("name") == "synthesis" and d.get("answer"):
             br.add(Text(f"answer: {_short(d['answer'], 160)}"))
+            if d.get("why"):
+                br.add(Text(f"why: {_short(d['why'], 160)}", style="dim"))
         if s.get("name") == "citations":
             br.add(Text(f"{d.get('citations', 0)} citations → {d.get('sources', 0)} sources, "
                         f"{len(d.get('unresolved') or [])} unresolved"))

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from provrag.config import load_config
 from provrag.engines.offline import OfflineEngine
-from provrag.engines.offline.report import cite, write_report
+from provrag.engines.offline.report import cite_sources, is_statement, write_report
 from provrag.index.reports import render, reports_stage
 from provrag.index.tables import frame
 from provrag.query.citations import parse_citations
 from provrag.store import schema
+from provrag.text.sentences import split_sentences
 
 
 def test_one_report_per_community_in_graphrags_columns(dulce_communities, dulce_reports):
@@ -36,25 +38,68 @@ def test_full_content_is_graphrags_markdown_and_json_agrees(dulce_reports):
         assert r["summary"].startswith("This community centres on")
 
 
-def test_findings_cite_existing_entities_and_relationships(dulce_graph, dulce_communities, dulce_reports):
-    ents, rels, _ = dulce_graph
-    ent_ids, rel_ids = set(ents["human_readable_id"]), set(rels["human_readable_id"])
-    members = {c: set(e) for c, e in zip(dulce_communities["community"], dulce_communities["entity_ids"])}
-    ent_by_hrid = dict(zip(ents["human_readable_id"], ents["id"]))
-    n_blocks = 0
-    for r in dulce_reports.iter_rows(named=True):
-        size = r["size"]
-        assert min(3, size) <= len(r["findings"]) <= 8
+def _finding_parts(explanation: str) -> tuple[str, list[int]]:
+    """A finding's sentence and the text units its one `[Data: Sources (…)]` block cites."""
+    parsed = parse_citations(explanation)
+    assert not parsed.problems and len(parsed.blocks) == 1, explanation
+    refs = parsed.blocks[0].refs
+    assert [r.kind for r in refs] == ["Sources"] and len(refs[0].ids) == 1
+    return explanation[:explanation.index("[Data:")].strip(), refs[0].ids
+
+
+def test_findings_are_statements_quoted_from_the_communitys_units(dulce_graph, dulce_communities, dulce_reports):
+    _, _, units = dulce_graph
+    by_hrid = dict(zip(units["human_readable_id"], zip(units["id"], units["text"])))
+    flat = lambda s: " ".join(s.split())  # noqa: E731
+    n = 0
+    for c, r in zip(dulce_communities.iter_rows(named=True), dulce_reports.iter_rows(named=True)):
+        assert 1 <= len(r["findings"]) <= load_config().reports.max_findings  # as many as its units hold statements
         for f in r["findings"]:
-            parsed = parse_citations(f["explanation"])
-            assert not parsed.problems and len(parsed.blocks) == 1
-            n_blocks += 1
-            for ref in parsed.blocks[0].refs:
-                assert ref.kind in ("Entities", "Relationships") and len(ref.ids) <= 5
-                assert set(ref.ids) <= (ent_ids if ref.kind == "Entities" else rel_ids)
-                if ref.kind == "Entities":  # a report talks about its own community's entities
-                    assert {ent_by_hrid[i] for i in ref.ids} <= members[r["community"]]
-    assert n_blocks >= dulce_reports.height * 2
+            sentence, (hrid,) = _finding_parts(f["explanation"])
+            uid, text = by_hrid[hrid]
+            assert uid in c["text_unit_ids"]  # the unit is the community's own
+            a, b = split_sentences(sentence)[0]  # a statement, and the one after it when there is one
+            assert sentence in flat(text) and is_statement(sentence[a:b]), (sentence, hrid)
+            assert len(split_sentences(sentence)) <= 2
+            assert f["summary"] and len(f["summary"].split()) <= 12 and "[Data:" not in f["summary"]
+            n += 1
+    assert n >= dulce_reports.height * 2
+
+
+def test_findings_are_distinct_and_at_most_two_per_unit(dulce_reports):
+    from rapidfuzz import fuzz
+
+    for r in dulce_reports.iter_rows(named=True):
+        parts = [_finding_parts(f["explanation"]) for f in r["findings"]]
+        units = [ids[0] for _, ids in parts]
+        assert all(units.count(u) <= 2 for u in units)  # no unit quoted more than twice
+        for i, (a, _) in enumerate(parts):
+            for b, _ in parts[i + 1:]:
+                assert fuzz.token_set_ratio(a, b) < 90, (a, b)
+
+
+def test_findings_favour_central_sentences_over_the_first_ones():
+    """Of a community whose units tell one story with a digression first, the findings quote the
+    story (the sentences most like the rest), not the units' opening lines."""
+    cfg = load_config()
+    story = ["The Dulce base lies under the mesa near the town of Dulce.",
+             "Alex Mercer leads the squad into the Dulce base at night.",
+             "Inside the Dulce base the squad finds the alien signal room.",
+             "Alex Mercer decodes the alien signal inside the Dulce base.",
+             "The alien signal from the Dulce base reaches the squad again."]
+    aside = "Taylor Cruz once collected stamps from seven different countries as a child."
+    context = {"community": 0, "level": 0,
+               "entities": [{"human_readable_id": 0, "title": "DULCE BASE", "type": "LOCATION", "description": "", "degree": 5},
+                            {"human_readable_id": 1, "title": "ALEX MERCER", "type": "PERSON", "description": "", "degree": 3},
+                            {"human_readable_id": 2, "title": "TAYLOR CRUZ", "type": "PERSON", "description": "", "degree": 1}],
+               "relationships": [],
+               "text_units": [{"id": "u0", "human_readable_id": 10, "text": aside + " " + story[0]},
+                              {"id": "u1", "human_readable_id": 11, "text": " ".join(story[1:3])},
+                              {"id": "u2", "human_readable_id": 12, "text": " ".join(story[3:])}]}
+    findings = write_report(context, cfg)["findings"]
+    first = _finding_parts(findings[0]["explanation"])[0]
+    assert first in story and aside not in [_finding_parts(f["explanation"])[0] for f in findings[:3]]
+    assert "Dulce base" in findings[0]["summary"]
 
 
 def test_title_names_the_best_connected_entities(dulce_graph, dulce_communities, dulce_reports):
@@ -67,21 +112,16 @@ def test_title_names_the_best_connected_entities(dulce_graph, dulce_communities,
         assert all(w in r["title"].lower() for w in words), (r["title"], title_of[top])
 
 
-def test_summary_sentences_come_from_the_communitys_text_units(dulce_graph, dulce_communities, dulce_reports):
-    from provrag.engines.offline.extract.text import sentences
-
-    ents, rels, units = dulce_graph
-    text = dict(zip(units["id"], units["text"]))
-    flat = lambda s: " ".join(s.split())  # noqa: E731
-    for c, r in zip(dulce_communities.iter_rows(named=True), dulce_reports.iter_rows(named=True)):
-        pool = {flat(text[u][a:b]) for u in c["text_unit_ids"] for a, b in sentences(text[u])}
-        rest = r["summary"].split(". ", 1)[1] if ". " in r["summary"] else ""  # after the one-line lead
-        n = 0
-        while rest:  # the rest is a sequence of whole sentences of the community's units
-            head = max((s for s in pool if rest.startswith(s)), key=len, default=None)
-            assert head, rest[:80]
-            rest, n = rest[len(head):].lstrip(), n + 1
-        assert n <= load_config().reports.summary_sentences
+def test_summary_is_the_lead_then_the_most_central_findings(dulce_reports):
+    n = load_config().reports.summary_sentences
+    for r in dulce_reports.iter_rows(named=True):
+        lead = f"This community centres on {r['title']}."
+        assert r["summary"].startswith(lead + " ")
+        # then, finding by finding, its first sentence and its citation
+        parts = re.findall(r"(.+?) (\[Data: Sources \(\d+\)\])", r["summary"][len(lead) + 1:])
+        assert len(parts) == min(n, len(r["findings"]))
+        for (sentence, cite), f in zip(parts, r["findings"]):
+            assert f["explanation"].startswith(sentence.strip()) and f["explanation"].endswith(cite)
 
 
 def test_rating_grows_with_size_and_degree():
@@ -97,10 +137,18 @@ def test_rating_grows_with_size_and_degree():
     assert r_small == round(10 * (0.5 * s + 0.5 * d), 1)
 
 
-def test_cite_cuts_at_five_with_more():
-    assert cite([1, 2], []) == "[Data: Entities (1, 2)]"
-    assert cite([3], list(range(7))) == "[Data: Entities (3); Relationships (0, 1, 2, 3, 4, +more)]"
-    assert cite([], []) == ""
+def test_cite_sources_cuts_at_five_with_more():
+    assert cite_sources([3, 1, 3]) == "[Data: Sources (3, 1)]"
+    assert cite_sources(range(7)) == "[Data: Sources (0, 1, 2, 3, 4, +more)]"
+    assert cite_sources([]) == ""
+
+
+def test_statements_are_whole_sentences_of_prose():
+    assert is_statement("Every package must be accompanied by a verbatim copy of its distribution license.")
+    assert not is_statement("12.5 Copyright information")                          # a heading
+    assert not is_statement("the distribution license for those files requires that copyright be kept.")  # cut
+    assert not is_statement("Every package must be accompanied by a verbatim copy of its")  # no end
+    assert not is_statement("rmdir 12 sed 13 sh 14 stty 15 su 16 sync 17 true 18.")  # a table row
 
 
 def test_reports_deterministic_and_empty_safe(dulce_graph, dulce_communities, dulce_reports):

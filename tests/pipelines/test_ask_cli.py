@@ -44,7 +44,8 @@ def test_ask_json_is_contract_shape_and_trace_reads_back(run, index, env, fast_c
     r = run(env, "ask", "When did the 1973 oil crisis begin?", "--index", index, "--json", "--config", fast_cfg)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)  # stdout is one JSON document
-    assert list(out) == ["trace_id", "question", "method", "answer", "citations", "sources", "unresolved"]
+    assert list(out) == ["trace_id", "question", "method", "answer", "abstained", "confidence", "index_version",
+                         "citations", "sources", "unresolved"]
     assert out["sources"][0]["path"] == "1973-oil-crisis.pdf"
     assert out["sources"][0]["page_start"] >= 1
     assert out["unresolved"] == []
@@ -55,7 +56,8 @@ def test_ask_json_is_contract_shape_and_trace_reads_back(run, index, env, fast_c
     assert t.returncode == 0, t.stderr
     tr = json.loads(t.stdout)
     assert tr["answer"] == out["answer"] and tr["method"] == out["method"]
-    assert [s["name"] for s in tr["stages"]] == ["question", "exploration", "focus", "synthesis", "citations"]
+    assert [s["name"] for s in tr["stages"]] == ["question", "exploration", "focus", "answerability", "synthesis",
+                                                  "citations"]
 
     tree = run(env, "trace", out["trace_id"][:8], "--index", index)
     assert tree.returncode == 0, tree.stderr

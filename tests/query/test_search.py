@@ -121,7 +121,8 @@ PROVENANCE = {"text_unit", "char_start", "char_end", "sentence_index", "text_uni
 def _check_shape(result):
     """`ask --json` (result.to_json()) has CONTRACT.md §5's keys, and only provenance beyond them."""
     out = result.to_json()
-    assert list(out) == ["trace_id", "question", "method", "answer", "citations", "sources", "unresolved"]
+    assert list(out) == ["trace_id", "question", "method", "answer", "abstained", "confidence", "index_version",
+                         "citations", "sources", "unresolved"]
     for c in out["citations"]:
         assert {"kind", "ids", "more", "sentence"} <= set(c) <= {"kind", "ids", "more", "sentence"} | PROVENANCE
     for s in out["sources"]:

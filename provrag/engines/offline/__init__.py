@@ -27,15 +27,16 @@ class OfflineEngine(Engine):
 
         return write_report(context, self.cfg)
 
-    def map_points(self, question, reports):
+    def map_points(self, question, reports, terms=None):
         from provrag.engines.offline.answer.mapreduce import map_points
 
-        return map_points(question, reports, self.cfg)
+        return map_points(question, reports, self.cfg, idf=(terms.idf or None) if terms else None,
+                          qterms=(list(terms.terms) or None) if terms else None)
 
-    def reduce_answer(self, question, points):
+    def reduce_answer(self, question, points, terms=None):
         from provrag.engines.offline.answer.mapreduce import reduce_answer
 
-        return reduce_answer(question, points, self.cfg)
+        return reduce_answer(question, points, self.cfg, idf=(terms.idf or None) if terms else None)
 
     def answer(self, question, context, terms=None):
         """The best sentences of the context, each citing its record; ranked with the index-wide
@@ -48,7 +49,7 @@ class OfflineEngine(Engine):
         # the records whose sentences the answer quotes whole (one completed from a neighbouring
         # unit lies in both, so it promotes neither)
         used = list(dict.fromkeys(p["record"] for p in details.get("sentences") or [] if p.get("whole")))
-        return EngineAnswer(text, records_used=used, details=details)
+        return EngineAnswer(text, records_used=used, details=details, abstained=not details.get("sentences"))
 
     def judge(self, claim, evidence, focus=None):
         from provrag.engines.offline.judge.decide import judge

@@ -1,21 +1,28 @@
 """The offline engine's community report: extractive, structured, and citing the index.
 
 Same JSON as GraphRAG's report prompt asks an LLM for (title, summary, rating,
-rating_explanation, findings), built without a model:
+rating_explanation, findings), built without a model. What a report says is quoted from the
+community's own text units, never written: a global answer is made of its findings, and a
+person can only use a finding that is a statement the documents make, with its page.
 
-- **title**: the community's top entities by degree (up to three), written as the text
-  writes them ("Alex Mercer, Taylor Cruz and Dulce Base" rather than the upper-case titles).
-- **summary**: one line saying what the community holds, then the most *central* sentences of
-  its text units. Centrality = cosine similarity of a sentence's TF-IDF vector to the centroid
-  of all candidate sentences (those mentioning one of the community's entities). Chosen over
-  TextRank: it needs n similarities instead of n², and on the dense similarity graph of a
-  community's sentences TextRank's stationary scores rank sentences almost as their
-  similarity to the centroid does anyway; it is also deterministic without iteration
-  tolerances. Near-duplicate sentences (text units overlap) are dropped.
-- **findings** (3 to `max_findings`): alternately the next entity by degree (its description
-  and neighbours) and the next relationship by weight (its description), each explanation
-  ending with `[Data: Entities (…); Relationships (…)]` — at most 5 ids per kind and
-  `+more` when cut, as GraphRAG writes them. Every id comes from the context, i.e. the index.
+- **findings** (3 to `max_findings`): the community's most *central* statements, distinct from
+  each other. Candidates are the sentences of its text units that read as statements (they
+  open with a capital, end with a full stop, hold 6–60 words, mostly words; no heading, no
+  table row) and name one of its top entities. Centrality = cosine of a sentence's TF-IDF
+  vector to the centroid of all candidates — chosen over TextRank: n similarities instead of
+  n², and on the dense similarity graph of a community's sentences TextRank's stationary
+  scores rank them almost as their similarity to the centroid does anyway. Findings are then
+  taken by maximal marginal relevance (`_MMR_LAMBDA`: centrality, minus the similarity to the
+  findings already taken), so the report covers the community's several subjects rather than
+  quoting one paragraph eight times; at most `_PER_UNIT` findings come from one text unit.
+  Each finding's explanation is the sentence, with the one after it when that is a statement
+  too (context: "This restriction…" reads well there), quoted as the unit has them, then
+  `[Data: Sources (n)]`, its unit, so the resolver reaches document and page; its summary is a
+  short label, the community entities the sentence names.
+- **title**: the community's top entities by degree (up to three), written as the text writes
+  them ("Alex Mercer, Taylor Cruz and Dulce Base" rather than the upper-case titles).
+- **summary**: one line naming those entities, then the `summary_sentences` most central
+  findings, each with its citation.
 - **rating** (0–10, GraphRAG's "impact"): 10 × (½·S + ½·D) with S = 1 − e^(−n/10) for the n
   entities of the context (size: 10 entities → 0.63, 30 → 0.95) and D = 1 − e^(−d/5) for their mean degree d
   in the whole graph (how connected the community's members are: 5 → 0.63). Big communities
@@ -28,21 +35,28 @@ import re
 from functools import lru_cache
 
 from provrag.config import Config
-from provrag.engines.offline.extract.text import sentences, trim
+from provrag.engines.offline.answer.wording import clean, closed
+from provrag.text.sentences import TERMINAL, is_heading, split_sentences
 from provrag.text.words import title_key
 
-_MAX_IDS = 5
+_MIN_WORDS, _MAX_WORDS = 6, 60   # a statement, not a fragment nor a run-on table
+_PROSE = 0.6                     # share of a statement's tokens that are words (not numbers, symbols, paths)
+_MMR_LAMBDA = 0.7                # centrality against novelty when taking findings (MMR)
+_PER_UNIT = 2                    # findings quoted from one text unit at most
+_NAMED = 10                      # the community's top entities (by degree) a candidate must name one of
+_TOKEN = re.compile(r"\S+")
+# list bullets, elisions and runs of upper-case words: list items, running heads and headings
+# glued to a sentence by the PDF's text layer
+_GLUED = re.compile(r"[•…▪◦]|\b[A-Z]{2,}\W+[A-Z]{2,}\W+[A-Z]{2,}\b")
+_WORDISH = re.compile(r"^[\"'“‘(]?[A-Za-z][a-z'’-]*[,;:.!?\"'”’)]*$")
 
 
-def cite(entities: list[int], relationships: list[int]) -> str:
-    """`[Data: Entities (…); Relationships (…)]`, ≤ 5 ids per kind and `+more` when cut."""
-    parts = []
-    for kind, ids in (("Entities", entities), ("Relationships", relationships)):
-        ids = list(dict.fromkeys(int(i) for i in ids))
-        if ids:
-            shown = ", ".join(str(i) for i in ids[:_MAX_IDS]) + (", +more" if len(ids) > _MAX_IDS else "")
-            parts.append(f"{kind} ({shown})")
-    return f"[Data: {'; '.join(parts)}]" if parts else ""
+def cite_sources(unit_ids: list[int]) -> str:
+    """`[Data: Sources (…)]` for the text units a statement is quoted from (≤ 5, `+more` when cut)."""
+    ids = list(dict.fromkeys(int(i) for i in unit_ids))
+    if not ids:
+        return ""
+    return f"[Data: Sources ({', '.join(map(str, ids[:5]))}{', +more' if len(ids) > 5 else ''})]"
 
 
 def _display(title: str, texts: list[str]) -> str:
@@ -61,44 +75,127 @@ def _join(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-@lru_cache(maxsize=4096)
-def _unit_sentences(text: str) -> tuple[tuple[str, str], ...]:
-    """(sentence, normalised key) pairs of one text unit; units recur across communities and levels."""
-    out = []
-    for a, b in sentences(text):
-        sent = " ".join(text[a:b].split())
-        key = title_key(sent)
-        if 5 <= len(key.split()) <= 60:
-            out.append((sent, key))
-    return tuple(out)
+def is_statement(sentence: str) -> bool:
+    """Whether a cleaned sentence reads as a statement a person can use: whole (a capital first,
+    terminal punctuation last, brackets balanced), 6–60 tokens, mostly words — not a heading, a
+    contents line, a list or table row, or a fragment of one cut by the chunker."""
+    toks = _TOKEN.findall(sentence)
+    if not (_MIN_WORDS <= len(toks) <= _MAX_WORDS) or not TERMINAL.search(sentence):
+        return False
+    first = sentence.lstrip("\"'“‘(")[:1]
+    if not first.isupper() or is_heading(sentence) or _GLUED.search(sentence):
+        return False
+    depth = 0
+    for ch in sentence:  # a ")" before its "(": the sentence starts inside a bracket (a fragment of one)
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return False
+    if depth:  # a "(" left open: the sentence ends inside a bracket
+        return False
+    return sum(1 for t in toks if _WORDISH.match(t)) >= _PROSE * len(toks)
 
 
-def _central_sentences(context: dict, k: int, names: list[str]) -> list[str]:
-    """The k sentences of the community's text units closest to their TF-IDF centroid."""
+# a statement that leans on the one before it ("This restriction…", "In that case…") or points
+# elsewhere in the document ("listed above") makes a poor finding: a finding is read alone
+_LEANS_BACK = re.compile(r"^(?:this|that|these|those|it|its|they|their|them|he|his|she|her|such|so|both|"
+                         r"in (?:that|this|such) case|in addition|instead|however|also|otherwise|then|the latter|"
+                         r"the former|the same)\b", re.I)
+_POINTS_AWAY = re.compile(r"\b(?:above|below|the following)\b", re.I)  # "listed above", "see below"
+
+
+@lru_cache(maxsize=8192)
+def unit_statements(text: str) -> tuple[tuple[str, str, str | None], ...]:
+    """(statement, its title_key padded with spaces, the statement with the one right after it
+    when that is a statement too, else None) of one text unit, in order, quoted as the text has
+    them; units recur across communities and levels, so each is read once."""
+    spans = split_sentences(text)
+    sents = [clean(text[a:b]) for a, b in spans]
+    ok = [is_statement(x) for x in sents]
+    return tuple((x, f" {title_key(x)} ", clean(text[spans[i][0]:spans[i + 1][1]]) if i + 1 < len(sents) and ok[i + 1]
+                  else None) for i, x in enumerate(sents) if ok[i])
+
+
+@lru_cache(maxsize=1)
+def _hasher():
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return HashingVectorizer(stop_words="english", alternate_sign=False, norm=None, n_features=2 ** 20)
+
+
+@lru_cache(maxsize=8192)
+def _unit_counts(text: str) -> tuple:
+    """Hashed term counts of a unit's statements, (term hashes, counts) per statement (tokenised
+    once per unit; rows kept as arrays: slicing a sparse matrix row by row costs more than the rest)."""
+    m = _hasher().transform([s for s, _, _ in unit_statements(text)])
+    return tuple((m.indices[a:b], m.data[a:b]) for a, b in zip(m.indptr[:-1], m.indptr[1:]))
+
+
+def _candidates(context: dict, names: list[str]) -> tuple[list[tuple[int, str, int | None]], object]:
+    """(tier, statement, text unit human_readable_id) of the community's units, each once, and
+    their hashed term counts. Tier 0 names one of `names` and reads alone (a report talks about
+    its own entities, in sentences that stand by themselves), 1 names one but leans on the
+    sentence before it or points elsewhere, 2 and 3 name none."""
     import numpy as np
-    from sklearn.feature_extraction.text import TfidfVectorizer
 
-    cands, seen = [], set()
+    keys = [f" {title_key(n)} " for n in names if title_key(n)]
+    cands, rows, seen = [], [], set()
     for u in context.get("text_units") or []:
-        for sent, key in _unit_sentences(u.get("text") or ""):
-            if key not in seen:
-                seen.add(key)
-                cands.append(sent)
+        text, hrid = u.get("text") or "", u.get("human_readable_id")
+        counts = None
+        for i, (sent, key, follow) in enumerate(unit_statements(text)):
+            if key in seen:
+                continue
+            seen.add(key)
+            counts = _unit_counts(text) if counts is None else counts
+            tier = 2 * (not any(k in key for k in keys)) + bool(_LEANS_BACK.match(sent) or _POINTS_AWAY.search(sent))
+            cands.append((tier, sent, None if hrid is None else int(hrid), follow))
+            rows.append(counts[i])
+    if not cands:
+        return [], None
+    indptr = np.cumsum([0] + [len(i) for i, _ in rows])
+    return cands, (np.concatenate([i for i, _ in rows]), np.concatenate([d for _, d in rows]), indptr)
+
+
+def central_statements(context: dict, k: int, names: list[str]) -> list[tuple[str, int | None, str | None]]:
+    """Up to k statements of the community's units, central and distinct (MMR over TF-IDF; see
+    the module docstring), most central first, with the unit each is quoted from and the
+    statement quoted with the one that follows it there (None when that is no statement or is
+    a finding itself)."""
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.preprocessing import normalize
+
+    cands, counts = _candidates(context, names)
     if not cands:
         return []
-    alts = [r"\W{1,3}".join(map(re.escape, re.findall(r"\w+", n))) for n in names if re.findall(r"\w+", n)]
-    pat = re.compile(r"\b(?:" + "|".join(alts) + r")\b", re.I) if alts else None
-    about = [s for s in cands if pat.search(s)] if pat else []
-    pool = about or cands
-    try:
-        m = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit_transform(pool)
-    except ValueError:  # only stop words
-        return pool[:k]
-    centroid = np.asarray(m.mean(axis=0)).ravel()
-    norm = np.linalg.norm(centroid) or 1.0
-    scores = (m @ centroid) / norm
-    best = sorted(range(len(pool)), key=lambda i: (-scores[i], i))[:k]
-    return [pool[i] for i in sorted(best)]
+    tier = np.array([c[0] for c in cands], dtype=float)
+    pool = [c[1:] for c in cands]
+    hashes, data, indptr = counts
+    cols, inv = np.unique(hashes, return_inverse=True)  # the hashed terms present, numbered 0..
+    m = sp.csr_matrix((1.0 + np.log(data.astype(np.float64)), inv, indptr),
+                      shape=(len(pool), len(cols)))  # sublinear tf
+    idf = np.log((1 + len(pool)) / (1 + np.bincount(inv, minlength=len(cols)))) + 1.0  # scikit-learn's smoothed idf
+    m = normalize(m.multiply(idf).tocsr())
+    sim = (m @ m.T).toarray()
+    best_tier = tier == tier.min()
+    central = sim[:, best_tier].mean(axis=1)  # cosine to the best tier's centroid, up to its norm
+    central = central / (central.max() or 1.0)
+    central -= 10.0 * tier  # a lower tier only once the better ones are used up
+    units = np.array([-1 if u is None else u for _, u, _ in pool])
+    chosen: list[int] = []
+    blocked = np.zeros(len(pool), dtype=bool)  # taken, or its unit has given _PER_UNIT findings
+    novelty = np.zeros(len(pool))  # each candidate's largest similarity to a chosen one
+    while len(chosen) < k and not blocked.all():
+        gain = np.where(blocked, -np.inf, _MMR_LAMBDA * central - (1 - _MMR_LAMBDA) * novelty)
+        best = int(np.argmax(gain))
+        chosen.append(best)
+        blocked[best] = True
+        if units[best] >= 0 and sum(units[i] == units[best] for i in chosen) >= _PER_UNIT:
+            blocked |= units == units[best]
+        novelty = np.maximum(novelty, sim[best])
+    taken = [pool[i][0] for i in chosen]
+    return [(sent, unit, None if pair and any(t != sent and t in pair for t in taken) else pair)
+            for sent, unit, pair in (pool[i] for i in chosen)]
 
 
 def _rating(entities: list[dict]) -> tuple[float, str]:
@@ -111,18 +208,19 @@ def _rating(entities: list[dict]) -> tuple[float, str]:
                f"mean degree {mean_deg:.1f} in the whole graph.")
 
 
+def _label(sentence_key: str, names: list[tuple[str, str]], show) -> str:
+    """A finding's short label: the community entities its sentence names (as the text writes them)."""
+    named = [show(title) for title, key in names if key in sentence_key][:3]
+    return _join(named) if named else ""
+
+
 def write_report(context: dict, cfg: Config) -> dict:
     """A GraphRAG-shaped report dict for one community context (engines/base.py)."""
     rcfg = cfg.reports
-    max_findings = max(1, int(rcfg.max_findings))
-    n_sent = max(1, int(rcfg.summary_sentences))
     ents = sorted(context.get("entities") or [],
                   key=lambda e: (-int(e.get("degree") or 0), int(e.get("human_readable_id") or 0)))
-    rels = sorted(context.get("relationships") or [],
-                  key=lambda r: (-float(r.get("weight") or 0), int(r.get("human_readable_id") or 0)))
     texts = [u.get("text") or "" for u in context.get("text_units") or []]
-    hrid = {title_key(str(e.get("title") or "")): int(e["human_readable_id"]) for e in ents}
-    rel_keys = [(title_key(str(r.get("source") or "")), title_key(str(r.get("target") or ""))) for r in rels]
+    titles = [str(e.get("title") or "") for e in ents if e.get("title")]
     shown: dict[str, str] = {}
 
     def show(title: str) -> str:
@@ -130,43 +228,18 @@ def write_report(context: dict, cfg: Config) -> dict:
             shown[title] = _display(title, texts)
         return shown[title]
 
-    top = [show(str(e.get("title") or "")) for e in ents[:3] if e.get("title")]
+    top = [show(t) for t in titles[:3]]
     title = _join(top) if top else f"Community {context.get('community', '')}".strip()
+    want = min(max(1, int(rcfg.max_findings)), max(3, 3 + len(ents) // 5))
+    names = [(t, f" {title_key(t)} ") for t in titles[:_NAMED] if title_key(t)]
+    findings, central = [], []
+    for sent, unit, pair in central_statements(context, want, titles[:_NAMED]):
+        words, cite = sent.split(), cite_sources([] if unit is None else [unit])
+        label = _label(f" {title_key(sent)} ", names, show) or " ".join(words[:8]).rstrip(",;:.!?") + ("…" if len(words) > 8 else "")
+        quoted = closed(pair or sent)
+        findings.append({"summary": label, "explanation": f"{quoted} {cite}".strip()})
+        central.append(f"{closed(sent)} {cite}".strip())
     lead = f"This community centres on {_join(top)}." if top else ""
-    central = _central_sentences(context, n_sent, [str(e.get("title") or "") for e in ents[:10]])
-    summary = " ".join([lead] + central).strip()
-
-    # findings: entity, relationship, entity, … until the budget or the material runs out
-    want = min(max_findings, max(3, 3 + len(ents) // 5))
-    findings = []
-    ei = ri = 0
-    while len(findings) < want and (ei < len(ents) or ri < len(rels)):
-        if ei < len(ents) and (len(findings) % 2 == 0 or ri >= len(rels)):
-            e = ents[ei]
-            ei += 1
-            name = show(str(e.get("title") or ""))
-            key = title_key(str(e.get("title") or ""))
-            mine = [r for r, ends in zip(rels, rel_keys) if key in ends]
-            nb = [show(str(r["target"] if ends[0] == key else r["source"])) for r, ends in zip(rels, rel_keys) if key in ends]
-            etype = str(e.get("type") or "").lower()
-            desc = trim(str(e.get("description") or ""), 500)
-            linked = ("" if not nb else _join(nb)) if len(nb) <= 5 else ", ".join(nb[:5]) + f" and {len(nb) - 5} more"
-            text = (desc + " " if desc else "") + (f"Within this community it is linked to {linked}." if nb else "")
-            findings.append({
-                "summary": f"{name}" + (f" ({etype})" if etype else "") + (f", linked to {len(nb)} entit{'y' if len(nb) == 1 else 'ies'}" if nb else ""),
-                "explanation": f"{text.strip()} {cite([e['human_readable_id']], [r['human_readable_id'] for r in mine])}".strip(),
-            })
-        elif ri < len(rels):
-            r = rels[ri]
-            ri += 1
-            a, b = str(r.get("source") or ""), str(r.get("target") or "")
-            ids = [hrid[k] for k in (title_key(a), title_key(b)) if k in hrid]
-            w = float(r.get("weight") or 0)
-            desc = trim(str(r.get("description") or ""), 500)
-            findings.append({
-                "summary": f"{show(a)} and {show(b)}",
-                "explanation": (f"{desc} " if desc else "") + f"(relationship weight {w:g}) "
-                               + cite(ids, [r["human_readable_id"]]),
-            })
+    summary = " ".join([lead] + central[:max(1, int(rcfg.summary_sentences))]).strip()
     rating, why = _rating(ents)
     return {"title": title, "summary": summary, "findings": findings, "rating": rating, "rating_explanation": why}

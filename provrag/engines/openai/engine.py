@@ -153,7 +153,7 @@ class OpenAIEngine(Engine):
             batches.append(cur)
         return batches
 
-    def map_points(self, question, reports):
+    def map_points(self, question, reports, terms=None):  # the model reads the question itself
         reports = list(reports)
         if not reports:
             return []
@@ -167,7 +167,7 @@ class OpenAIEngine(Engine):
 
         return [p for pts in self.client.map(one, batches) for p in pts]
 
-    def reduce_answer(self, question, points):
+    def reduce_answer(self, question, points, terms=None):
         useful = sorted((p for p in points if float(p.get("score", 0) or 0) > 0),
                         key=lambda p: -float(p.get("score", 0)))
         if not useful:

@@ -8,6 +8,7 @@ that continues the one before it ("This was …", "They also …") is shown afte
 from __future__ import annotations
 
 from provrag.config import Config
+from provrag.engines.offline.answer.focus import focus
 from provrag.engines.offline.answer.selection import select
 from provrag.engines.offline.answer.wording import NO_ANSWER, closed, normalised
 
@@ -45,10 +46,11 @@ def answer(question: str, context: list[dict], cfg: Config, idf: dict[str, float
     caller has them; otherwise idf is estimated from the context itself.
     """
     n = int(cfg.search.answer_sentences)
-    picked = select(question, context, n, idf, qterms=qterms, cfg=cfg, info=info)
+    picked = focus(question, select(question, context, n, idf, qterms=qterms, cfg=cfg, info=info), context,
+                   idf or {}, n)
     if info is not None:
         info["sentences"] = [{"record": p["record"], "score": p["score"], "cosine": p.get("cosine"), "maxsim": p.get("maxsim"),
-                              "paragraph_cosine": p.get("paragraph_cosine"),
+                              "paragraph_cosine": p.get("paragraph_cosine"), "step": bool(p.get("step")),
                               "sentence": p["sentence"][:200], "whole": not p.get("citation")} for p in picked]
     if not picked:
         return NO_ANSWER

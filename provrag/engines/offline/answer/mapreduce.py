@@ -1,93 +1,194 @@
 """The offline engine's global search steps: GraphRAG's map and reduce over community reports.
 
-map_points turns each report's best sentences (the local answerer's scorer) into points
-scored 0–100 that cite the report; for a broad question ("main themes", "summarise") every
-report's own summary is a point too, weighted by the report's rating. reduce_answer keeps the
-best points and merges the report ids of points that say the same thing (≤ 5 ids plus
-`+more`, as GraphRAG does).
+map_points reads each report's findings — in an offline index, statements quoted from the
+community's text units, each citing its unit (engines/offline/report.py); in a GraphRAG index,
+the model's paragraphs — and scores their sentences against the question with the local
+answerer's scorer (scoring.rank_sentences, with the index-wide idf of the question's terms
+when the caller has it). A point is one sentence citing its report, and its unit where the
+finding names one: `[Data: Reports (n); Sources (u)]`, so the resolver reaches the page that
+says it. Its score (0–100, GraphRAG's scale) is the share of the question's idf-weighted terms
+the sentence holds; `strength`, the scorer's full sentence score, orders points of one score.
+A report without findings is read whole (title, summary, full_content), as before.
+
+A broad question ("main themes", "summarise") has no terms to match: every report offers its
+most central finding as a point, scored by the size of its community (global search's
+relevance for a broad question: the share of the collection the theme covers), the report's
+rating breaking ties.
+
+reduce_answer keeps the best points, one per theme: near-duplicates are merged (their report
+and source ids joined, ≤ 5 each plus `+more`, as GraphRAG writes them); for a broad question a
+report gives one sentence at most, and up to `[search] global_themes` themes are listed; a
+specific question is answered as the local answer is: its best points re-ordered by the
+MiniLM reranker (selection.select: on the SQuAD dev split the gold page comes first for 28 % of
+questions instead of 25 %, bench/ask_quality.py --methods global), then cut to what answers it
+(focus.focus), `[search] answer_sentences` at most.
 """
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from provrag.config import Config
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import NO_ANSWER, clean, closed, normalised
 from provrag.text.questions import is_broad
-from provrag.text.sentences import split_sentences
+from provrag.text.sentences import is_heading, split_sentences
+
+_PER_REPORT = 2          # points one report gives to a specific question
+_KIND_IDS = re.compile(r"\b(Reports|Sources)\s*\(([^)]*)\)", re.I)
+_BLOCK = re.compile(r"\[Data:([^\]]*)\]", re.I)
 
 
-def _report_text(r: dict) -> str:
-    return r.get("full_content") or "\n\n".join(x for x in (r.get("title"), r.get("summary")) if x)
+def cited_ids(text: str) -> dict[str, list[int]]:
+    """The Reports and Sources ids cited in `text`'s `[Data: …]` blocks, in order, each once."""
+    out: dict[str, list[int]] = {"Reports": [], "Sources": []}
+    for block in _BLOCK.findall(text or ""):
+        for kind, ids in _KIND_IDS.findall(block):
+            bucket = out[kind.capitalize()]
+            bucket.extend(int(x) for x in re.findall(r"\d+", ids) if int(x) not in bucket)
+    return out
 
 
-def map_points(question: str, reports: list[dict], cfg: Config) -> list[dict]:
-    """Points (description citing its report, score 0–100) from a batch of reports."""
-    per_report = 2
-    records = [{"text": _report_text(r), "citation": f"[Data: Reports ({int(r['community'])})]",
-                "score": float(r.get("score") or 0.0), "community": int(r["community"])} for r in reports]
-    if not records:
-        return []
-    ranked = rank_sentences(question, records, prior_weight=0.1)
-    count: Counter = Counter()
-    points = []
-    for c in ranked:
-        rec = records[c["record"]]
-        if count[c["record"]] >= per_report or c["coverage"] <= 0:
-            continue
-        if c["sentence"].startswith("#") or len(c["sentence"].split()) < 4:
-            continue  # markdown headings and fragments are not points
-        count[c["record"]] += 1
-        points.append({"description": f"{closed(c['sentence'])} {rec['citation']}",
-                       "score": int(round(min(100.0, 100.0 * c["coverage"]))),
-                       "reports": [rec["community"]]})
-    if is_broad(question):
-        # "main themes", "summarise": every report's own summary is a point, weighted by the
-        # report's rating (GraphRAG's map step answers broad questions from the whole report)
-        for rec, r in zip(records, reports):
-            summary = r.get("summary") or ""
-            spans = split_sentences(summary)
-            if not spans:
-                continue
-            first = clean(summary[spans[0][0]:spans[0][1]])
-            if len(first.split()) >= 4:
-                rank = float(r.get("rank") or 5.0)
-                points.append({"description": f"{closed(first)} {rec['citation']}",
-                               "score": int(round(max(1.0, min(100.0, 8.0 * rank)))), "reports": [rec["community"]]})
-    return points
-
-
-def _split_point(desc: str) -> tuple[str, list[int]]:
-    ids = [int(x) for block in re.findall(r"\[Data:\s*Reports\s*\(([^)]*)\)\]", desc, re.I)
-           for x in re.findall(r"\d+", block)]
-    return clean(desc), ids
+def _ids(ids: list[int], max_ids: int = 5) -> str:
+    return ", ".join(str(i) for i in ids[:max_ids]) + (", +more" if len(ids) > max_ids else "")
 
 
 def format_reports(ids: list[int], max_ids: int = 5) -> str:
     """`[Data: Reports (4, 0, 3, +more)]`: at most five ids, then +more (GraphRAG's rule)."""
-    shown = ", ".join(str(i) for i in ids[:max_ids])
-    return f"[Data: Reports ({shown}{', +more' if len(ids) > max_ids else ''})]"
+    return f"[Data: Reports ({_ids(ids, max_ids)})]"
 
 
-def reduce_answer(question: str, points: list[dict], cfg: Config) -> str:
-    """The best points, near-duplicates merged (their report ids joined), each cited."""
-    n = int(cfg.search.answer_sentences)
-    good = sorted((p for p in points if int(p.get("score") or 0) > 0), key=lambda p: -int(p["score"]))
-    if not good:
-        return NO_ANSWER
-    kept: list[tuple[str, list[int]]] = []
+def format_citation(reports: list[int], sources: list[int]) -> str:
+    """`[Data: Reports (…); Sources (…)]`, each kind cut at five ids with `+more`."""
+    parts = [f"Reports ({_ids(reports)})"] if reports else []
+    parts += [f"Sources ({_ids(sources)})"] if sources else []
+    return f"[Data: {'; '.join(parts)}]" if parts else ""
+
+
+def _records(reports: list[dict]) -> list[dict]:
+    """One record per finding (its text without `[Data: …]` blocks, whose ids are no words of it,
+    and the units it cites), or per report when it has none; `score` is the report's relevance,
+    the scorer's prior."""
+    records = []
+    for r in reports:
+        base = {"community": int(r["community"]), "score": float(r.get("score") or 0.0),
+                "rank": float(r.get("rank") or 0.0)}
+        findings = [f for f in (r.get("findings") or []) if isinstance(f, dict) and f.get("explanation")]
+        for f in findings:
+            text = str(f["explanation"])
+            records.append({**base, "text": _BLOCK.sub(" ", text), "sources": cited_ids(text)["Sources"]})
+        if not findings:
+            whole = r.get("full_content") or "\n\n".join(x for x in (r.get("title"), r.get("summary")) if x)
+            records.append({**base, "text": _BLOCK.sub(" ", whole), "sources": []})
+    return records
+
+
+def _point(sentence: str, rec: dict, score: float, strength: float) -> dict:
+    return {"description": f"{closed(sentence)} {format_citation([rec['community']], rec['sources'])}",
+            "score": int(round(max(0.0, min(100.0, score)))), "strength": round(strength, 6),
+            "reports": [rec["community"]], "sources": list(rec["sources"])}
+
+
+def _theme_points(records: list[dict]) -> list[dict]:
+    """A broad question: each report's most central statement (the first sentence of its first
+    finding), scored by the report's relevance, which global search sets for a broad question
+    to its community's size over the largest's (the share of the collection the theme covers),
+    the report's rating breaking ties."""
+    points, seen = [], set()
+    for rec in records:
+        if rec["community"] in seen:
+            continue
+        spans = split_sentences(rec["text"])
+        sentence = clean(rec["text"][spans[0][0]:spans[0][1]]) if spans else ""
+        if len(sentence.split()) < 4 or is_heading(sentence):
+            continue
+        seen.add(rec["community"])
+        points.append(_point(sentence, rec, max(1.0, 100.0 * rec["score"]), rec["rank"]))
+    return points
+
+
+def map_points(question: str, reports: list[dict], cfg: Config, idf: dict[str, float] | None = None,
+               qterms: list[str] | None = None) -> list[dict]:
+    """Points (description citing its report and unit, score 0–100) from a batch of reports."""
+    records = _records(reports)
+    if not records:
+        return []
+    if is_broad(question):
+        return _theme_points(records)
+    ranked = rank_sentences(question, records, idf=idf, prior_weight=0.1, qterms=qterms)
+    count: dict[int, int] = {}
+    points = []
+    for c in ranked:
+        rec = records[c["record"]]
+        if count.get(rec["community"], 0) >= _PER_REPORT or c["coverage"] <= 0:
+            continue
+        if c["sentence"].startswith("#") or len(c["sentence"].split()) < 4:
+            continue  # markdown headings and fragments are not points
+        count[rec["community"]] = count.get(rec["community"], 0) + 1
+        point = _point(c["sentence"], rec, 100.0 * c["coverage"], c["score"])
+        point["paragraph"] = clean(c.get("paragraph") or c["sentence"])  # the finding it stands in
+        if "type_factor" in c:
+            point["type_factor"] = c["type_factor"]
+        points.append(point)
+    return points
+
+
+def _merged(points: list[dict]) -> list[dict]:
+    """The points in order, each near-duplicate (token-set similarity ≥ 85) folded into the first
+    that says the same, their report and source ids joined."""
     from rapidfuzz import fuzz
 
-    for p in good:
-        text, ids = _split_point(str(p.get("description", "")))
+    out: list[dict] = []
+    for p in points:
+        desc = str(p.get("description", ""))
+        text, ids = clean(desc), cited_ids(desc)
         if not text:
             continue
-        for i, (kt, kids) in enumerate(kept):
-            if fuzz.token_set_ratio(normalised(text), normalised(kt)) >= 85:
-                kept[i] = (kt, kids + [x for x in ids if x not in kids])
-                break
+        same = next((m for m in out if fuzz.token_set_ratio(normalised(text), normalised(m["text"])) >= 85), None)
+        if same is None:
+            out.append({"text": text, "reports": ids["Reports"], "sources": ids["Sources"],
+                        "strength": float(p.get("strength") or 0.0), "paragraph": p.get("paragraph") or text,
+                        "type_factor": p.get("type_factor", 1.0)})
         else:
-            if len(kept) < n:
-                kept.append((text, ids))
-    return " ".join(f"{closed(t)} {format_reports(ids)}" if ids else closed(t) for t, ids in kept)
+            same["reports"] += [x for x in ids["Reports"] if x not in same["reports"]]
+            same["sources"] += [x for x in ids["Sources"] if x not in same["sources"]]
+    return out
+
+
+def _answering(question: str, merged: list[dict], n: int, cfg: Config, idf: dict[str, float] | None) -> list[dict]:
+    """A specific question's points as the local answer picks its sentences: the best
+    `rerank_sentences` re-ordered by the scorer's strength plus MiniLM's reading of question and
+    sentence (selection.select; unchanged with [search] rerank = "none"), then cut to what
+    answers the question (focus.focus: a further point only when it is as strong and about the
+    same subject)."""
+    from provrag.engines.offline.answer.focus import focus
+    from provrag.engines.offline.answer.selection import select
+
+    head = merged[:max(n, int(cfg.search.rerank_sentences))]
+    cands = [{"sentence": m["text"], "score": m["strength"], "record": i, "start": 0, "paragraph": m["paragraph"],
+              "type_factor": m["type_factor"]} for i, m in enumerate(head)]
+    picked = select(question, [], len(head), ranked=cands, cfg=cfg, min_score=float("-inf"))
+    return [head[c["record"]] for c in focus(question, picked, [{"text": m["text"]} for m in head], idf or {}, n)]
+
+
+def reduce_answer(question: str, points: list[dict], cfg: Config, idf: dict[str, float] | None = None) -> str:
+    """The best points, one per theme, near-duplicates merged (their ids joined), each cited.
+    `idf`: the index-wide idf of the question's terms, when the caller has it."""
+    broad = is_broad(question)
+    n = int(cfg.search.global_themes if broad else cfg.search.answer_sentences)
+    good = sorted((p for p in points if int(p.get("score") or 0) > 0),
+                  key=lambda p: (-int(p["score"]), -float(p.get("strength") or 0.0)))
+    merged = _merged(good)
+    if not broad:  # "main themes" has no words for a reader to weigh sentences by
+        merged = _answering(question, merged, n, cfg, idf)
+    kept, themes = [], set()
+    for m in merged:
+        theme = m["reports"][0] if m["reports"] else None
+        if broad and theme in themes:
+            continue  # one sentence per theme
+        themes.add(theme)
+        kept.append(m)
+        if len(kept) >= n:
+            break
+    if not kept:
+        return NO_ANSWER
+    return " ".join(f"{closed(m['text'])} {format_citation(m['reports'], m['sources'])}".strip() for m in kept)

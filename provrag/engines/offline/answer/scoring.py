@@ -41,10 +41,20 @@ _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b|\b[0-9]{1,2}(st|nd|rd|th)? cen
 _MONTH = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|November|December)\b")
 _NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
                      r"thirty|forty|fifty|hundred|thousand|million|billion|dozen|half)\b", re.I)
+_UNITS = (r"characters?|chars|bytes?|[kmg]b|bits?|lines?|words?|pages?|columns?|digits?|letters?|"
+          r"(?:milli|centi|kilo)?(?:met(?:er|re)s?)|[kcm]?m|miles?|feet|foot|ft|inch(?:es)?|yards?|"
+          r"(?:square|cubic) \w+|acres?|hectares?|tons?|tonnes?|(?:kilo)?grams?|kg|g|pounds?|lbs?|litres?|liters?|"
+          r"years?|months?|weeks?|days?|hours?|minutes?|seconds?|ms|decades?|centuries|century|"
+          r"percent|per cent|%|degrees?|storeys?|stories|floors?")
+_MEASURE = re.compile(r"(?:\b\d[\d,.]*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                      r"twenty|thirty|forty|fifty|hundred|thousand|million|billion|dozen|half|several|a few))"
+                      r"[\s-]+(?:\w+[\s-]+)?(?:" + _UNITS + r")\b", re.I)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 
 
 HEADING_FACTOR = 0.5   # score kept by a heading or title line (it names a topic, it states nothing)
+TYPE_MISS_FACTOR = 0.7  # score kept by a sentence without a number or date when the question asks for one
+QUANTITY_KINDS = ("number", "measure", "date")
 FRAGMENT_FACTOR = 0.7  # score kept by a sentence that opens mid-sentence at a unit's start and cannot be completed
 
 
@@ -92,6 +102,8 @@ def _type_match(kind: str | None, sentence: str, question: str) -> float:
         return 1.0 if (_YEAR.search(sentence) or _MONTH.search(sentence)) else 0.0
     if kind == "number":
         return 1.0 if _NUMBER.search(sentence) else 0.0
+    if kind == "measure":  # "how long": "under 80 characters", "seven years", not "two parts"
+        return 1.0 if _MEASURE.search(sentence) else 0.0
     qwords = {w.lower() for w in re.findall(r"[\w'’-]+", question)}
     names = [m.group(0) for m in _NAME.finditer(sentence) if m.group(0).lower() not in qwords]
     return 1.0 if names else 0.0
@@ -126,6 +138,14 @@ class Scorer:
         lens = [len(c) for c in corpus if c]
         self.avg_len = (sum(lens) / len(lens)) if lens else 20.0
 
+    def type_factor(self, terms: list[str], text: str) -> float:
+        """TYPE_MISS_FACTOR for a sentence without the number, measure or date the question asks
+        for ("how long", "how many", "when": a sentence without one states something else), else 1."""
+        if self.kind not in QUANTITY_KINDS:
+            return 1.0
+        novel = set(terms) - self.qset
+        return 1.0 if novel and _type_match(self.kind, text, self.question) else TYPE_MISS_FACTOR
+
     def coverage(self, terms: set[str]) -> float:
         return sum(w for t, w in self.idf.items() if t in terms) / self.total
 
@@ -156,13 +176,14 @@ class Scorer:
             pair = len(self.pairs & adj) / len(self.pairs)
         novel = len(tset - self.qset)
         typ = _type_match(self.kind, text, self.question) if novel else 0.0
+        factor = self.type_factor(terms, text)
         s = cov + self.W_PARAGRAPH * self.coverage(tset | paragraph) + self.W_PAIR * pair + self.W_TYPE * typ
         if self.W_NGRAM and self.bigrams:  # phrases copied from the text, function words included
             words = _RAW.findall(text.lower())
             s += self.W_NGRAM * len(self.bigrams & set(zip(words, words[1:]))) / len(self.bigrams)
         if novel == 0:  # a sentence that only repeats the question answers nothing
             s *= 0.5
-        return s
+        return s * factor
 
 
 SOFT_MIN, SOFT_EXTRA = 5, 3   # prefix matching: the shorter stem has >= 5 letters, the longer adds <= 3
@@ -262,6 +283,7 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
             sc += prior_weight * prior
             item = {"record": ri, "sentence_index": si, "start": s, "end": e, "sentence": sent,
                     "score": round(sc, 6), "coverage": round(scorer.coverage(set(terms)), 4),
+                    "type_factor": scorer.type_factor(terms, sent),
                     "paragraph": para[3] if para else sent}
             if ante is not None:  # shown before it in an answer: "This was …" needs what "this" is
                 prev_s, prev_e = rec[si - 1][0], rec[si - 1][1]

@@ -77,7 +77,7 @@ def _rerank_minilm(question: str, cands: list[dict], weight: float, info: dict |
     t0 = time.perf_counter()
     paras = list(dict.fromkeys(c.get("paragraph") or c["sentence"] for c in cands)) if paragraph_weight else []
     try:
-        from provrag.embeddings.minilm import MiniLMEmbedder
+        from provrag.embeddings.minilm import MiniLMEmbedder, content_pieces
 
         # one pass for all: the question, the sentences, then their paragraphs
         vecs, toks = MiniLMEmbedder().embed_tokens([question] + [c["sentence"] for c in cands] + paras)
@@ -87,26 +87,20 @@ def _rerank_minilm(question: str, cands: list[dict], weight: float, info: dict |
         return cands
     cos = vecs[1:] @ vecs[0]
     para_cos = dict(zip(paras, cos[len(cands):].tolist()))
-    qv = _question_pieces(*toks[0])
+    qv = content_pieces(*toks[0])
     for c, x, (_, sv) in zip(cands, cos, toks[1:]):
         c["lexical_score"] = c["score"]
         c["cosine"] = round(float(x), 4)
         c["maxsim"] = round(float((qv @ sv.T).max(1).mean()), 4) if len(qv) and len(sv) else 0.0
         pc = para_cos.get(c.get("paragraph") or c["sentence"])  # None when not asked for (weight 0)
         c["paragraph_cosine"] = None if pc is None else round(pc, 4)
-        c["score"] = round(c["score"] + weight * float(x) + maxsim_weight * c["maxsim"]
-                           + paragraph_weight * (pc or 0.0), 6)
+        # the meaning scores are scaled as the lexical one was for a sentence that lacks the
+        # number, measure or date the question asks for (scoring.Scorer.type_factor)
+        c["score"] = round(c["score"] + c.get("type_factor", 1.0) * (weight * float(x) + maxsim_weight * c["maxsim"]
+                                                                      + paragraph_weight * (pc or 0.0)), 6)
     out = sorted(cands, key=lambda c: (-c["score"], c["record"], c["start"]))
     if info is not None:
         info["rerank"] = "minilm"
         info["rerank_ms"] = round((time.perf_counter() - t0) * 1000, 1)
     return out
 
-
-def _question_pieces(pieces: list[str], vecs):
-    """The question's word pieces that carry content (no stop words, which include the question
-    words, no punctuation, no '##' continuations): each finds its best match among a sentence's pieces."""
-    from provrag.text.words import STOP_WORDS
-
-    keep = [i for i, p in enumerate(pieces) if p.isalnum() and not p.startswith("##") and p.lower() not in STOP_WORDS]
-    return vecs[keep]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from provrag.text.sentences import FURNITURE
+from provrag.text.sentences import FURNITURE, TERMINAL
 
 NO_ANSWER = "I could not find anything in the index that answers this question."
 
@@ -28,5 +28,6 @@ def normalised(sentence: str) -> str:
 
 
 def closed(sentence: str) -> str:
-    """The sentence ending in terminal punctuation (a full stop added where it has none)."""
-    return sentence if sentence[-1:] in ".!?…" else sentence + "."
+    """The sentence ending in terminal punctuation (a full stop added where it has none; one
+    closed by a quote or bracket after its stop, `…us."`, has one)."""
+    return sentence if TERMINAL.search(sentence) else sentence + "."
