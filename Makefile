@@ -56,9 +56,11 @@ bench: $(TSTAMP)
 	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
 ## eval: quality on ../shared/eval/dev, or `make eval EVAL=path` (same layout): ask page hits,
-## verify balanced accuracy, Dulce resolution coverage — one table
+## verify balanced accuracy, Dulce resolution coverage, and honest answers (check_qa.py on
+## SQuAD half-indexed, the Debian manuals and eval/small-holdout: abstention, false abstentions,
+## claims) — one table. MANUALS=dir (or $$PROVRAG_MANUALS) skips fetching the manuals.
 eval: $(TSTAMP)
-	$(BIN)/python bench/eval.py $(if $(EVAL),--eval $(EVAL))
+	$(BIN)/python bench/eval.py $(if $(EVAL),--eval $(EVAL)) $(if $(MANUALS),--manuals $(MANUALS))
 
 clean:
 	rm -rf $(INDEX) report.html .pytest_cache

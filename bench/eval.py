@@ -1,7 +1,8 @@
 """Quality of provrag on an eval folder, one table (issue #7): `make eval [EVAL=path]`.
 
     .venv/bin/python bench/eval.py [--eval ../shared/eval/dev] [--dulce ../shared/fixtures/graphrag-dulce]
-                                   [--only ask,verify,dulce] [--ask-limit N] [--vitaminc N] [--halueval N]
+                                   [--only ask,verify,dulce,qa] [--ask-limit N] [--vitaminc N] [--halueval N]
+                                   [--manuals DIR]
 
 The eval folder has the layout of ../shared/eval/dev (squad/, vitaminc/, halueval/):
 
@@ -16,7 +17,13 @@ The eval folder has the layout of ../shared/eval/dev (squad/, vitaminc/, halueva
           document (coverage), the share of absent ids listed unresolved, and of the
           sentences citing an id the index holds, the share given a source; plus check_dulce.py's two figures: entity recall
           of provrag's offline graph against GraphRAG's LLM graph of the same novella, and the
-          v1 answers' (wrongly) cited claims flagged as not supported by their citations.
+          v1 answers' (wrongly) cited claims flagged as not supported by their citations;
+- qa:     honest answers (issue #15): bench/qa_sets.py builds check_qa.py's folders — SQuAD
+          with half the articles indexed (fold A and fold B: the other half's questions are
+          unanswerable), the Debian manuals (eval/manuals, dev; --manuals DIR or
+          $PROVRAG_MANUALS, else fetched) and eval/small-holdout (held out) — in a temp folder,
+          and ../shared/checks/check_qa.py measures each: gold page first, false abstentions,
+          abstention on unanswerable questions, claims' balanced accuracy.
 
 Each part runs in a child process (or the CLI); traces go to a temp XDG_DATA_HOME. Prints one
 table and writes bench/results/eval-<date>.json and .md.
@@ -38,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 SHARED = Path(os.environ.get("PROVRAG_SHARED", ROOT.parent / "shared"))
-PARTS = ("ask", "verify", "dulce")
+PARTS = ("ask", "verify", "dulce", "qa")
 TABLE = {"Reports": ("community_reports", "community"), "Entities": ("entities", "human_readable_id"),
          "Relationships": ("relationships", "human_readable_id"), "Claims": ("covariates", "human_readable_id"),
          "Sources": ("text_units", "human_readable_id")}
@@ -225,6 +232,22 @@ def part_dulce(a, env) -> dict:
     return res
 
 
+# ---- qa: check_qa.py on the folders bench/qa_sets.py builds ------------------------------------
+
+def part_qa(a, env) -> dict:
+    import qa_sets  # bench/ is this script's import root
+
+    provrag = str(Path(sys.executable).parent / "provrag")
+    made = qa_sets.build(list(qa_sets.SETS), a.work / "qa", a.eval / "squad",
+                         a.manuals, qa_sets.SHARED / "corpora" / "small")
+    out = {}
+    for name, folder in made.items():
+        print(f"[eval] qa {name} …", file=sys.stderr, flush=True)
+        out[name] = {"unavailable": folder} if isinstance(folder, str) else qa_sets.measure(provrag, folder, env, a.timeout)
+    bad = [f"{n}: {r['unavailable'][:120]}" for n, r in out.items() if "unavailable" in r]
+    return {"sets": out, **({"unavailable": "; ".join(bad)} if bad else {})}
+
+
 # ---- the table ---------------------------------------------------------------------------------
 
 def _pct(x) -> str:
@@ -283,6 +306,9 @@ def table(rep: dict) -> str:
                      f"{v1['flagged']}/{v1['of']} = {_pct(v1['share'])} | 100% |")
         if du.get("unavailable"):
             L.append(f"| Dulce | unavailable | {du['unavailable'][:150]} | |")
+    if rep["parts"].get("qa"):
+        from qa_sets import table_rows
+        L += table_rows(rep["parts"]["qa"].get("sets", {}))
     return "\n".join(L) + "\n"
 
 
@@ -295,6 +321,8 @@ def main() -> int:
     ap.add_argument("--ask-limit", type=int, default=0, help="first N SQuAD questions only")
     ap.add_argument("--vitaminc", type=int, default=0, help="VitaminC claims per label (0 = all)")
     ap.add_argument("--halueval", type=int, default=0, help="HaluEval cases (0 = all)")
+    ap.add_argument("--manuals", type=Path, default=os.environ.get("PROVRAG_MANUALS") or None,
+                    help="qa: a folder holding the ten Debian manuals (default $PROVRAG_MANUALS, else fetched)")
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--out-dir", type=Path, default=BENCH / "results")
     ap.add_argument("--no-write", action="store_true")
@@ -308,12 +336,13 @@ def main() -> int:
             ap.error(f"{a.eval} has no {sub}/ folder (layout of ../shared/eval/dev expected)")
     work = Path(tempfile.mkdtemp(prefix="provrag-eval-"))
     env = dict(os.environ, XDG_DATA_HOME=str(work / "xdg-data"), XDG_CACHE_HOME=str(work / "xdg-cache"))
+    a.work = work
     from run_all import machine  # bench/ is this script's import root
 
     m = machine()
     rep = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "eval": str(a.eval),
            "dulce": str(a.dulce), "machine": f"{m['cores']} cores, {m['cpu_model']}", "parts": {}}
-    fns = {"ask": part_ask, "verify": part_verify, "dulce": part_dulce}
+    fns = {"ask": part_ask, "verify": part_verify, "dulce": part_dulce, "qa": part_qa}
     t0 = time.perf_counter()
     try:
         for p in parts:
