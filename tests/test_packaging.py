@@ -60,7 +60,7 @@ def test_the_installed_wheel_indexes_a_folder_from_outside_the_repository(wheel,
                          cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     summary = json.loads(run.stdout)
-    assert summary["documents_ok"] == 6 and summary["text_units"] > 0
+    assert summary["documents_ok"] == len([p for p in sample_data.iterdir() if p.is_file()]) and summary["text_units"] > 0
     ask = subprocess.run([str(env_dir / "bin" / "python"), "-m", "provrag", "ask", "Who leads the commissioning team?",
                           "--index", "idx", "--json"], cwd=work, env=env, capture_output=True, text=True, timeout=300)
     assert ask.returncode == 0, ask.stderr[-2000:]
