@@ -84,3 +84,20 @@ def test_ask_json_has_abstained_and_confidence(manuals_index, provrag_cli):
         assert "index_version" in doc
         if abstains:
             assert doc["citations"] == [] and all(s["via"] == CLOSEST_VIA for s in doc["sources"])
+
+
+def test_global_search_abstains_when_no_report_covers_the_question(manuals_index):
+    res = run_ask("How do I configure a Kubernetes ingress with TLS?", manuals_index, load_config(), method="global",
+                  save=False)
+    assert res.method == "global" and res.abstained and res.answer == ABSTENTION
+    assert res.citations == [] and all(s.via == CLOSEST_VIA for s in res.sources)
+    themes = run_ask("What are the main themes of these documents?", manuals_index, load_config(), method="global",
+                     save=False)
+    assert not themes.abstained and themes.citations
+
+
+def test_an_abstention_is_not_a_claim_to_verify():
+    from provrag.verify.claims import split_claims
+
+    assert split_claims(ABSTENTION) == []
+    assert len(split_claims(f"{ABSTENTION} The archive stores manuscripts at 18 degrees.")) == 1
