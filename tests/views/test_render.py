@@ -81,3 +81,20 @@ def test_ask_view_shows_the_unit_of_a_pageless_source(result):
     assert f"— (unit {result.sources[0].text_unit})" in text
     assert "unresolved citation: Reports (99)" in text
     assert "provrag trace 0123456789ab" in text and "trace not saved: disk full" in text
+
+
+def test_ask_view_shows_an_abstention_and_its_closest_passages_as_not_an_answer(result):
+    from dataclasses import replace
+
+    from provrag.pipelines.ask import CLOSEST_VIA
+    from provrag.query.context import ABSTENTION
+    from provrag.results import AskResult
+    from provrag.views.ask import ask_view
+
+    closest = [replace(s, via=CLOSEST_VIA) for s in result.sources[:2]]
+    asked = AskResult(trace_id="0123456789ab", question="Who won the 2018 FIFA World Cup?", method="basic",
+                      answer=ABSTENTION, citations=[], sources=closest, unresolved=[], has_pages=False,
+                      abstained=True, confidence=0.02)
+    text = _render(ask_view(asked), 160)
+    assert "confidence 0.02" in text and ABSTENTION in text
+    assert "closest passages — not an answer" in text and "sources (best first)" not in text

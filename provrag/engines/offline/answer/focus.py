@@ -75,7 +75,8 @@ def section_steps(question: str, records: list[dict]) -> list[dict]:
 
 def focus(question: str, picked: list[dict], records: list[dict], question_idf: dict[str, float], n: int) -> list[dict]:
     """The picked sentences (best first) cut to what answers the question (module docstring)."""
-    if is_procedural(question):
+    procedural = is_procedural(question)
+    if procedural:
         steps = section_steps(question, records)
         if steps:
             return steps
@@ -89,7 +90,7 @@ def focus(question: str, picked: list[dict], records: list[dict], question_idf: 
                 seen.add(p["record"])
                 out.append(p)
         return out[:n]
-    if is_procedural(question):
+    if procedural:
         return [best] + (steps_after(best, records[best["record"]]) if not best.get("citation") else [])
     anchor = anchor_term(question_idf, best["sentence"] + " " + (best.get("antecedent") or ""))
     out = [best]
@@ -97,12 +98,12 @@ def focus(question: str, picked: list[dict], records: list[dict], question_idf: 
     for p in picked[1:n]:
         holds_kind = p.get("type_factor", 1.0) >= best.get("type_factor", 1.0)  # a number when one is asked for
         # another part of the question ("where … and what …"): terms no kept sentence holds
-        answers_more = bool(_question_terms_in(question_idf, [p]) - covered)
+        held = _question_terms_in(question_idf, [p])
         strong = p["score"] >= SAME_STRENGTH * best["score"]
         if holds_kind and ((strong and same_subject(anchor, p["sentence"], p.get("antecedent")))
-                           or (answers_more and p["score"] >= OTHER_PART_STRENGTH * best["score"])):
+                           or (held - covered and p["score"] >= OTHER_PART_STRENGTH * best["score"])):
             out.append(p)
-            covered |= _question_terms_in(question_idf, [p])
+            covered |= held
     return out
 
 
