@@ -4,16 +4,23 @@ The defaults live in one file, config.toml (at the repository root, shipped insi
 package), so that what a user reads is what the code uses. Each `[section]` is loaded into a
 frozen dataclass whose fields are exactly that section's keys, typed like their defaults, so
 the code reads `cfg.search.top_k_units` and never repeats a default of its own. A user file
-(`--config FILE`) and in-code overrides (tests) are merged key by key; an unknown key or a
-value of the wrong type is a ConfigError (one line, exit 2).
+(`--config FILE`) and in-code overrides (tests) are merged key by key; an unknown key, a
+value of the wrong type or a value out of its range is a ConfigError (one line naming the
+key, the value and what is allowed; exit 2) when the config is loaded, not a traceback
+minutes later in the stage that uses it.
+
+What each key allows is data on its field (`rule()`, `choice()` in the dataclasses below),
+checked by one function; the few checks between two keys of a section sit in that
+section's `__post_init__`.
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import tomllib
 import typing
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -22,126 +29,158 @@ from provrag.errors import UsageError
 
 class ConfigError(UsageError):
     """A config file that cannot be read, names keys provrag does not know, or holds a value of
-    the wrong type."""
+    the wrong type or out of its range."""
+
+
+def rule(lo: float | None = None, hi: float | None = None, *, above: float | None = None,
+         below: float | None = None, nonempty: bool = False) -> Any:
+    """A field whose value must lie in [lo, hi] (or strictly above/below a bound); for a list,
+    not be empty (`nonempty`). Checked by load_config()."""
+    return field(metadata={"lo": lo, "hi": hi, "above": above, "below": below, "nonempty": nonempty})
+
+
+def choice(*values: str) -> Any:
+    """A field whose value must be one of `values`."""
+    return field(metadata={"one_of": values})
+
+
+def count() -> Any:
+    """An integer ≥ 0 (0 usually means "none" or "no limit", as config.toml says)."""
+    return rule(0)
+
+
+def positive() -> Any:
+    """An integer ≥ 1."""
+    return rule(1)
+
+
+def share() -> Any:
+    """A share or probability: a number from 0 to 1."""
+    return rule(0, 1)
 
 
 @dataclass(frozen=True)
 class LoadSettings:
-    pdf_backend: str
-    workers: int
+    pdf_backend: str = choice("pypdfium2", "docling-parse", "docling-layout")  # index/pdf.py BACKENDS
+    workers: int = count()          # 0 = one per CPU
     ocr: bool
-    max_file_mb: float
-    max_line_chars: int
+    max_file_mb: float = rule(above=0)
+    max_line_chars: int = count()   # 0 = no limit
     parse_cache: bool
 
 
 @dataclass(frozen=True)
 class ChunkSettings:
-    size_tokens: int
-    overlap_tokens: int
+    size_tokens: int = positive()
+    overlap_tokens: int = count()
+
+    def __post_init__(self):
+        if self.overlap_tokens >= self.size_tokens:
+            raise ConfigError(f"'chunk.overlap_tokens' must be smaller than chunk.size_tokens = {self.size_tokens} "
+                              f"(got {self.overlap_tokens})")
 
 
 @dataclass(frozen=True)
 class EmbeddingSettings:
-    engine: str
-    lsa_dimensions: int
-    batch_size: int
+    engine: str = choice("tfidf", "minilm", "openai")
+    lsa_dimensions: int = positive()
+    batch_size: int = positive()
     model: str
     base_url: str
     api_key_env: str
-    dimensions: int
+    dimensions: int = count()       # 0 = the model's own
 
 
 @dataclass(frozen=True)
 class SkeletonSettings:
-    beta: float
-    knn_k: int
-    lexical_k: int
-    damping: float
+    beta: float = share()
+    knn_k: int = count()
+    lexical_k: int = count()
+    damping: float = rule(0, below=1)   # PageRank's alpha: 1 never converges
 
 
 @dataclass(frozen=True)
 class ExtractSettings:
-    max_entities_per_unit: int
-    min_frequency: int
-    gleanings: int
-    keyphrases_per_unit: int
-    description_max_chars: int
-    batch_units: int
-    entity_types: list[str]
+    max_entities_per_unit: int = positive()
+    min_frequency: int = positive()
+    gleanings: int = count()
+    keyphrases_per_unit: int = count()
+    description_max_chars: int = positive()
+    batch_units: int = positive()
+    entity_types: list[str] = rule(nonempty=True)
 
 
 @dataclass(frozen=True)
 class CommunitySettings:
-    max_cluster_size: int
-    seed: int
+    max_cluster_size: int = rule(2)
+    seed: int = rule(0, 2**64 - 1)  # graspologic's Leiden takes an unsigned 64-bit seed
     use_lcc: bool
 
 
 @dataclass(frozen=True)
 class ReportSettings:
-    max_findings: int
-    summary_sentences: int
-    max_input_tokens: int
+    max_findings: int = positive()
+    summary_sentences: int = positive()
+    max_input_tokens: int = positive()
 
 
 @dataclass(frozen=True)
 class SearchSettings:
-    default_method: str
-    top_k_units: int
-    global_level: int
-    answer_sentences: int
-    lexical_weight: float
-    candidate_pool: int
-    context_units: int
-    local_entity_boost: float
-    global_max_reports: int
-    map_batch_tokens: int
-    global_themes: int
-    rerank: str
-    rerank_sentences: int
-    rerank_weight: float
-    rerank_maxsim_weight: float
-    rerank_paragraph_weight: float
-    abstain_below: float
+    default_method: str = choice("auto", "global", "local", "basic")
+    top_k_units: int = positive()
+    global_level: int = count()
+    answer_sentences: int = positive()
+    lexical_weight: float = share()
+    candidate_pool: int = positive()
+    context_units: int = positive()
+    local_entity_boost: float = rule(0)
+    global_max_reports: int = positive()
+    map_batch_tokens: int = positive()
+    global_themes: int = positive()
+    rerank: str = choice("minilm", "none")
+    rerank_sentences: int = positive()
+    rerank_weight: float = rule(0)
+    rerank_maxsim_weight: float = rule(0)
+    rerank_paragraph_weight: float = rule(0)
+    abstain_below: float = share()
 
 
 @dataclass(frozen=True)
 class ResolveSettings:
-    top_k: int
+    top_k: int = positive()
 
 
 @dataclass(frozen=True)
 class VerifySettings:
-    top_k_retrieved: int
-    top_k_cited: int
-    max_window: int
-    support_threshold: float
+    top_k_retrieved: int = count()
+    top_k_cited: int = count()
+    max_window: int = positive()
+    support_threshold: float = share()  # the scores are probabilities (a logistic of the features)
     support_bias: float
-    contradict_threshold: float
+    contradict_threshold: float = share()
     contradict_bias: float
-    contradict_min_coverage: float
+    contradict_min_coverage: float = share()
     support_weights: dict[str, float]
     contradict_weights: dict[str, float]
 
 
 @dataclass(frozen=True)
 class LLMSettings:
-    engine: str
+    engine: str = choice("offline", "openai")
     model: str
     base_url: str
     api_key_env: str
-    timeout: float
-    max_retries: int
-    concurrency: int
-    requests_per_minute: float
-    temperature: float
+    timeout: float = rule(above=0)
+    max_retries: int = count()
+    concurrency: int = positive()
+    requests_per_minute: float = rule(0)  # 0 = no limit
+    temperature: float = rule(0, 2)     # OpenAI's range
     seed: int
-    backoff_seconds: float
-    max_backoff_seconds: float
-    max_tokens: int
+    backoff_seconds: float = rule(0)
+    max_backoff_seconds: float = rule(0)
+    max_tokens: int = count()       # 0 = the server's default
     json_mode: bool
-    max_context_tokens: int
+    max_context_tokens: int = positive()
 
 
 @dataclass(frozen=True)
@@ -212,7 +251,33 @@ def _checked(name: str, value: Any, kind: Any) -> Any:
         return float(value)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ConfigError(f"'{name}' must be {_TYPE_NAMES[kind]} (got {value!r})")
+    if kind is float and not math.isfinite(value):
+        raise ConfigError(f"'{name}' must be a finite number (got {value!r})")
     return value
+
+
+def _bounds(kind: Any, rules: typing.Mapping) -> str:
+    """What `rules` allow, in words ("an integer ≥ 1", "a number from 0 to 1")."""
+    noun = _TYPE_NAMES.get(kind, "a value")
+    lo, hi, above, below = (rules.get(k) for k in ("lo", "hi", "above", "below"))
+    if lo is not None and hi is not None:
+        return f"{noun} from {lo} to {hi}"
+    said = [f"{sign} {bound}" for sign, bound in (("≥", lo), (">", above), ("<", below), ("≤", hi)) if bound is not None]
+    return f"{noun} {' and '.join(said)}"
+
+
+def _allowed(name: str, value: Any, kind: Any, rules: typing.Mapping) -> None:
+    """A ConfigError unless `value` (already of type `kind`) keeps its field's rules."""
+    if "one_of" in rules and value not in rules["one_of"]:
+        raise ConfigError(f"'{name}' must be one of {', '.join(map(repr, rules['one_of']))} (got {value!r})")
+    if isinstance(value, list) and rules.get("nonempty") and not value:
+        raise ConfigError(f"'{name}' must not be empty (got {value!r})")
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return
+    lo, hi, above, below = (rules.get(k) for k in ("lo", "hi", "above", "below"))
+    if ((lo is not None and value < lo) or (hi is not None and value > hi)
+            or (above is not None and value <= above) or (below is not None and value >= below)):
+        raise ConfigError(f"'{name}' must be {_bounds(kind, rules)} (got {value!r})")
 
 
 def _build(raw: dict) -> Config:
@@ -227,7 +292,10 @@ def _build(raw: dict) -> Config:
         missing = [k for k in kinds if k not in table]
         if missing:  # only the shipped defaults can lack a key: a packaging error, said plainly
             raise ConfigError(f"[{f.name}] lacks {', '.join(missing)} in provrag's config.toml")
-        sections[f.name] = cls(**{k: _checked(f"{f.name}.{k}", table[k], kinds[k]) for k in kinds})
+        values = {k: _checked(f"{f.name}.{k}", table[k], kinds[k]) for k in kinds}
+        for key in fields(cls):
+            _allowed(f"{f.name}.{key.name}", values[key.name], kinds[key.name], key.metadata)
+        sections[f.name] = cls(**values)
     return Config(**sections)
 
 

@@ -2,11 +2,13 @@
 and the run's documents table.
 
 Why it looks the way it does:
-- One row per file, always: unknown formats, oversized or empty files are `skipped`, files
-  a parser cannot read are `failed`, each with a one-line `error`; nothing is dropped and
-  no file can crash the run (every parser call is wrapped per file, in a worker process).
-- Parsing one file, format by format, is provrag/index/parse.py; this module walks the
-  folder, decides what is not parsed at all, and runs the parsers.
+- One row per file, always: unknown formats, oversized or empty files and links are
+  `skipped`, files a parser cannot read are `failed`, each with a one-line `error`; nothing
+  is dropped and no file can crash the run (every parser call is wrapped per file, in a
+  worker process).
+- Which entries of DOCS there are, links and odd names included, is provrag/index/walk.py;
+  parsing one file, format by format, is provrag/index/parse.py; this module decides what
+  is not parsed at all, and runs the parsers.
 - Files are parsed in `[load] workers` processes but the result list is in sorted path
   order, so the index is the same whatever the scheduling.
 - Parse results are cached by (file sha256, format, backend, loader version): a re-run over
@@ -22,12 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from provrag.config import Config, ConfigError, LoadSettings
+from provrag.config import Config, LoadSettings
 from provrag.index.parse import LOADER_VERSION, one_line, parse_file, result_options
 from provrag.index.progress import stage
-from provrag.index.tables import PAGES, frame
+from provrag.index.tables import OCR_PAGES, PAGES, frame
+from provrag.index.walk import walk
 from provrag.store import schema
 from provrag.store.cache import Cache, key_of
+from provrag.store.paths import printable
 
 if TYPE_CHECKING:
     import polars as pl
@@ -50,13 +54,9 @@ _EST_SECONDS = {"pdf": lambda size: 0.3 * size / 1e6, "docx": lambda size: 0.3,
                 "pptx": lambda size: 0.3, "html": lambda size: 0.3}
 
 
-class LoadConfigError(ConfigError):
-    """A [load] setting that cannot work (unknown pdf_backend); one-line message."""
-
-
 @dataclass
 class LoadedDocument:
-    path: str                                   # relative to DOCS, posix
+    path: str                                   # relative to DOCS, posix, escaped (provrag/store/paths.py)
     sha256: str | None                          # of the raw file bytes (before gunzip)
     mime_type: str
     title: str
@@ -68,24 +68,10 @@ class LoadedDocument:
     error: str | None
     creation_date: str | None                   # file mtime, ISO-8601 UTC
     metadata: dict[str, str] = field(default_factory=dict)
+    ocr_pages: list[int] = field(default_factory=list)   # physical pages whose text is OCR output
 
 
-# ---- walking the folder ---------------------------------------------------------------
-
-def list_files(root: Path) -> list[Path]:
-    """Every regular file under root, by posix path. Left out: hidden files and folders ('.*')
-    and provrag index folders (`--out` inside DOCS must not index the index)."""
-    root = Path(root)
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")
-                       and not (Path(dirpath, d, "manifest.json").is_file() and Path(dirpath, d, "text_units.parquet").is_file())]
-        for name in filenames:
-            p = Path(dirpath) / name
-            if not name.startswith(".") and p.is_file():
-                found.append(p)
-    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
-
+# ---- what a file is -----------------------------------------------------------------------
 
 def format_of(name: str) -> str | None:
     """Format from the name, looking through a trailing .gz ("x.pdf.gz" → "pdf")."""
@@ -117,11 +103,13 @@ def _assemble(rel: str, sha: str | None, mtime: str | None, fmt: str | None, par
             pages.append((i + 1, pos, pos + len(t)))
             pos += len(t) + 2  # the "\n\n" between pages
     mime = MIME_TYPES.get(fmt) if fmt else (mimetypes.guess_type(rel)[0] or "application/octet-stream")
+    error = parsed.get("error")  # a parser's message may quote the file's raw name: made printable
     return LoadedDocument(
-        path=rel, sha256=sha, mime_type=mime, title=parsed.get("title") or _stem(rel),
+        path=rel, sha256=sha, mime_type=mime, title=printable(parsed.get("title") or _stem(rel)),
         text=parsed.get("text") or "", pages=pages, n_pages=len(pages) if pages is not None else None,
-        page_labels=parsed.get("page_labels"), status=parsed["status"], error=parsed.get("error"),
-        creation_date=mtime, metadata={str(k): str(v) for k, v in (parsed.get("metadata") or {}).items()})
+        page_labels=parsed.get("page_labels"), status=parsed["status"], error=printable(error) if error else None,
+        creation_date=mtime, ocr_pages=list(parsed.get("ocr_pages") or []),
+        metadata={printable(str(k)): printable(str(v)) for k, v in (parsed.get("metadata") or {}).items()})
 
 
 def _sha256(path: Path) -> str:
@@ -131,14 +119,9 @@ def _sha256(path: Path) -> str:
 
 
 def parse_options(load: LoadSettings) -> dict:
-    """[load] as the options dict a parser process gets (checked: an unknown PDF backend is a config error)."""
-    backend = load.pdf_backend
-    from provrag.index.pdf import BACKENDS
-
-    if backend not in BACKENDS:
-        raise LoadConfigError(f"unknown [load] pdf_backend {backend!r} (one of: {', '.join(sorted(BACKENDS))})")
+    """[load] as the options dict a parser process gets (load_config has checked every value)."""
     workers = load.workers
-    return {"pdf_backend": backend, "ocr": load.ocr, "max_file_mb": load.max_file_mb,
+    return {"pdf_backend": load.pdf_backend, "ocr": load.ocr, "max_file_mb": load.max_file_mb,
             "max_line_chars": load.max_line_chars, "workers": workers if workers > 0 else (os.cpu_count() or 1)}
 
 
@@ -195,15 +178,13 @@ def _run_parsers(todo: list[tuple[int, tuple, float]], workers: int, on_done) ->
 
 
 def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=None) -> list[LoadedDocument]:
-    """Every file under root as a LoadedDocument, in sorted path order (deterministic)."""
-    root = Path(root)
-    if not root.is_dir():
-        raise NotADirectoryError(f"not a folder: {root}")
+    """Every entry under root (a folder, or one file) as a LoadedDocument, in sorted path order
+    (deterministic)."""
     opts = parse_options(cfg.load)
     if not cfg.load.parse_cache:
         cache = None
     parse_opts = {k: opts[k] for k in ("pdf_backend", "ocr", "max_file_mb", "max_line_chars")}
-    files = list_files(root)
+    files = walk(Path(root))
     results: list[LoadedDocument | None] = [None] * len(files)
     meta: dict[int, tuple] = {}  # slot -> (rel, sha, mtime, fmt, cache key)
     todo: list[tuple[int, tuple, float]] = []
@@ -216,13 +197,17 @@ def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=No
             results[slot] = _assemble(rel, sha, mtime, fmt, parsed)
             bar.advance(1)
 
-        for slot, p in enumerate(files):
-            rel = p.relative_to(root).as_posix()
+        for slot, entry in enumerate(files):
+            p, rel = entry.file, entry.path
             fmt = format_of(p.name)
             sha = mtime = key = None
             try:
-                st = p.stat()
+                st = p.lstat() if entry.status else p.stat()
                 mtime = dt.datetime.fromtimestamp(st.st_mtime, tz=dt.timezone.utc).isoformat(timespec="seconds")
+                if entry.status:  # a link, a pipe, an unreadable folder: recorded, never opened
+                    meta[slot] = (rel, None, mtime, fmt, None)
+                    done(slot, {"status": entry.status, "error": entry.reason})
+                    continue
                 sha = _sha256(p)
             except OSError as e:
                 meta[slot] = (rel, sha, mtime, fmt, None)
@@ -260,7 +245,8 @@ def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=No
 
 def documents_frame(docs: list[LoadedDocument]) -> pl.DataFrame:
     """The run's documents table: one row per file in load order, the contract's columns (the
-    ids content-derived from path and bytes), plus the page offsets the chunker needs (`PAGES`).
+    ids content-derived from path and bytes), plus the page offsets the chunker needs (`PAGES`)
+    and the pages whose text is OCR output (`OCR_PAGES`).
     `text_unit_ids` stays null until the chunk stage knows the units."""
     import polars as pl
 
@@ -272,4 +258,6 @@ def documents_frame(docs: list[LoadedDocument]) -> pl.DataFrame:
              "status": d.status, "error": d.error}
             for i, d in enumerate(docs)]
     pages = [[list(p) for p in d.pages] if d.pages is not None else None for d in docs]
-    return frame(schema.DOCUMENTS, rows).with_columns(pl.Series(PAGES, pages, dtype=pl.List(pl.List(pl.Int64))))
+    return frame(schema.DOCUMENTS, rows).with_columns(pl.Series(PAGES, pages, dtype=pl.List(pl.List(pl.Int64))),
+                                                      pl.Series(OCR_PAGES, [d.ocr_pages for d in docs],
+                                                                dtype=pl.List(pl.Int64)))

@@ -12,7 +12,7 @@ import gzip
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,10 @@ class Cache:
     def put(self, key: str, value: Any) -> None:
         p = self._path(self.folder, key)
         p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".tmp")
+        # a unique name beside the entry, created with the umask's mode (tempfile.mkstemp's
+        # would be 0600 whatever the umask), then renamed over it: a reader sees all or nothing
+        tmp = p.parent / f".{key}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
             f.write(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         os.replace(tmp, p)

@@ -3,12 +3,18 @@
 The six GraphRAG tables keep GraphRAG v3's names, columns and types so GraphRAG's own query
 code, a notebook or DuckDB can read them unchanged; provrag's provenance columns are added
 after them. Every writer goes through `SCHEMAS` so a table can never drift from the contract.
+
+documents.path is the file's path relative to DOCS in the escaped form of
+provrag/store/paths.py: a name of any bytes (not UTF-8, with a newline…) is kept losslessly
+as valid text; `paths.path_bytes(path)` gives the original bytes back.
 """
 from __future__ import annotations
 
 import hashlib
 
 import pyarrow as pa
+
+from provrag.store.paths import printable
 
 DOCUMENTS = "documents"
 TEXT_UNITS = "text_units"
@@ -33,6 +39,7 @@ PAGE_START = "page_start"
 PAGE_END = "page_end"
 CHAR_START = "char_start"
 CHAR_END = "char_end"
+OCR_PAGES = "ocr_pages"
 COMMUNITY = "community"
 LEVEL = "level"
 PARENT = "parent"
@@ -50,7 +57,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("text_unit_ids", _strs), ("creation_date", _str),
         ("metadata", pa.map_(_str, _str)),
         # provenance
-        ("path", _str), ("sha256", _str), ("mime_type", _str), ("n_pages", _i64),
+        ("path", _str),  # relative to DOCS, escaped: store/paths.py (any bytes, reversible)
+        ("sha256", _str), ("mime_type", _str), ("n_pages", _i64),
         ("page_labels", _strs), ("status", _str), ("error", _str),
     ]),
     TEXT_UNITS: pa.schema([
@@ -60,6 +68,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         # provenance
         ("page_start", _i64), ("page_end", _i64), ("char_start", _i64), ("char_end", _i64),
         ("is_skeleton", _bool), ("skeleton_score", _f64),
+        ("ocr_pages", _i64s),  # the unit's pages whose text is OCR output ([] when none)
     ]),
     ENTITIES: pa.schema([
         ("id", _str), ("human_readable_id", _i64), ("title", _str), ("type", _str),
@@ -104,7 +113,29 @@ def content_id(*parts: str) -> str:
 
 
 def to_arrow(table: str, rows: list[dict] | dict[str, list]) -> pa.Table:
-    """Build a table with exactly the contract's columns and types (missing columns → null)."""
+    """Build a table with exactly the contract's columns and types (missing columns → null).
+
+    Arrow strings are UTF-8: a str holding a lone surrogate (a raw byte of a file name, PEP 383)
+    cannot go in. The loader stores names escaped (store/paths.py) so none should arrive; if
+    one does (a parser message quoting a raw name), it is written as `\\xHH` rather than ending
+    the run after all its work."""
+    try:
+        return _to_arrow(table, rows)
+    except UnicodeEncodeError:
+        return _to_arrow(table, _printable(rows))
+
+
+def _printable(value):
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_printable(v) for v in value]
+    return value
+
+
+def _to_arrow(table: str, rows: list[dict] | dict[str, list]) -> pa.Table:
     schema = SCHEMAS[table]
     if isinstance(rows, dict):
         n = len(next(iter(rows.values()))) if rows else 0

@@ -3,15 +3,18 @@
 A run writes everything into a sibling temporary folder, then swaps it with the old index
 in one atomic rename (Linux renameat2 RENAME_EXCHANGE; elsewhere two renames). Until that
 instant the previous index is complete and readable; after it, the new one is. A run killed
-at any moment leaves at worst a stale temporary folder, removed by the next run.
+at any moment leaves at worst a stale temporary folder, removed by the next run. One run at
+a time writes a given folder: the caller holds its lock (store/lock.py) from begin to commit.
+Folders and files are created with the process's umask, like any other tool's output.
 """
 from __future__ import annotations
 
 import ctypes
 import json
 import os
+import re
+import secrets
 import shutil
-import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,29 +30,32 @@ class WriteError(OSError):
 
 
 def begin(out: Path) -> Path:
-    """Create the temporary folder the new index is written into (beside `out`)."""
+    """Create the temporary folder the new index is written into (beside `out`).
+
+    The caller holds the lock of `out` (store.lock.IndexLock), so any temporary folder of
+    `out` already there was left by a killed run, whatever its pid says (pids are reused)."""
     out = Path(out).absolute()
     parent = out.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        for stale in parent.glob(f"{_TMP_PREFIX}{out.name}-*"):
-            if stale.is_dir() and not _pid_alive(stale.name.rsplit("-", 1)[-1]):
-                shutil.rmtree(stale, ignore_errors=True)
-        for stale in parent.glob(f"{_OLD_PREFIX}{out.name}-*"):
+        for stale in _left_behind(parent, out.name):
             shutil.rmtree(stale, ignore_errors=True)
-        return Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{out.name}-", suffix=f"-{os.getpid()}", dir=parent))
+        while True:
+            tmp = parent / f"{_TMP_PREFIX}{out.name}-{secrets.token_hex(4)}-{os.getpid()}"
+            try:
+                tmp.mkdir(mode=0o777)  # not tempfile.mkdtemp: its 0700 would ignore the umask
+                return tmp
+            except FileExistsError:
+                continue
     except OSError as e:
         raise WriteError(f"cannot write the index to {out}: {e.strerror or e}") from None
 
 
-def _pid_alive(pid: str) -> bool:
-    try:
-        os.kill(int(pid), 0)
-        return True
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
+def _left_behind(parent: Path, name: str) -> list[Path]:
+    """The temporary and old folders of the index `name` — exactly that name: `idx-2`'s
+    folders also start with `.provrag-tmp-idx-`, and another run may be writing them."""
+    own = re.compile(rf"{re.escape(_TMP_PREFIX + name)}-[0-9a-z_]{{8}}-\d+|{re.escape(_OLD_PREFIX + name)}-\d+")
+    return [p for p in parent.iterdir() if own.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]
 
 
 def write_table(folder: Path, name: str, table: pa.Table) -> None:

@@ -137,12 +137,12 @@ def test_every_bad_file_is_recorded_with_a_one_line_error(bad_docs, bad_corpus):
 def test_documents_frame_is_the_contract_table_plus_pages(small_docs, bad_docs):
     import polars as pl
 
-    from provrag.index.tables import PAGES, frame, to_arrow
+    from provrag.index.tables import OCR_PAGES, PAGES, frame, to_arrow
     from provrag.store import schema
 
     docs = list(small_docs.values()) + list(bad_docs.values())
     df = L.documents_frame(docs)
-    assert df.drop(PAGES).schema == frame(schema.DOCUMENTS, []).schema
+    assert df.drop(PAGES, OCR_PAGES).schema == frame(schema.DOCUMENTS, []).schema
     assert df["human_readable_id"].to_list() == list(range(len(docs))) and df["id"].n_unique() == len(docs)
     assert df["path"].to_list() == [d.path for d in docs] and df["text_unit_ids"].null_count() == len(docs)
     faq = df.filter(pl.col("path") == "R-FAQ.pdf").row(0, named=True)
@@ -248,9 +248,18 @@ def test_unavailable_layout_backend_is_a_recorded_failure(small_corpus):
     assert res["status"] == "failed" and "docling-layout" in res["error"]
 
 
-def test_unknown_pdf_backend_is_a_config_error(tmp_path):
-    with pytest.raises(L.LoadConfigError, match="pdf_backend"):
-        L.load_folder(tmp_path, cfg(pdf_backend="acrobat"))
+def test_unknown_pdf_backend_is_a_config_error():
+    from provrag.config import ConfigError
+    from provrag.index.pdf import BACKENDS
+
+    with pytest.raises(ConfigError, match="'load.pdf_backend' must be one of 'pypdfium2', 'docling-parse'"):
+        cfg(pdf_backend="acrobat")
+    import dataclasses
+
+    from provrag.config import LoadSettings
+
+    allowed = {f.name: f.metadata for f in dataclasses.fields(LoadSettings)}["pdf_backend"]["one_of"]
+    assert set(allowed) == BACKENDS  # the config accepts exactly the backends the loader has
 
 
 @pytest.fixture()

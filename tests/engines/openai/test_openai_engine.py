@@ -206,9 +206,11 @@ def test_a_failed_answer_request_gives_an_empty_answer(srv, paragraphs):
 
 
 def test_empty_entity_types_is_a_one_line_error_before_any_request(srv, paragraphs):
-    eng = get_engine(make_cfg(srv, extract={"entity_types": []}))
-    with pytest.raises(LLMConfigError, match="extract.entity_types"):
-        eng.extract_graph([("u", paragraphs[0])])
+    from provrag.config import ConfigError
+
+    # caught when the settings are read (every value is checked there), before any engine exists
+    with pytest.raises(ConfigError, match="extract.entity_types"):
+        make_cfg(srv, extract={"entity_types": []})
     assert totals(srv)["requests"] == 0
 
 
