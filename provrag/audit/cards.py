@@ -51,7 +51,7 @@ def _page_text(src: dict) -> str:
     s = f"page {ps}" if pe in (None, ps) else f"pages {ps}–{pe}"
     if label not in (None, "", str(ps)):
         s += f" (printed {label})"
-    return s
+    return s + (" (text by OCR)" if src.get("ocr") else "")
 
 
 def _band(r: dict) -> tuple[int, int]:
@@ -80,9 +80,13 @@ def _figure(r: dict, src: dict) -> str:
     b64 = base64.b64encode(r["png"]).decode("ascii")
     label = _page_text({**src, "page_start": r["page"], "page_end": r["page"]})
     alt = f"{src.get('document') or src.get('path')}, {label}"
-    note = ("quote highlighted" + (f" ({r['match']} match, {100 * r['coverage']:.0f} % of the quote on this page)"
-                                   if r["match"] in ("fuzzy", "partial") else "")
-            if r["found"] else "the quote was not found on this page's text layer")
+    if r["found"]:
+        note = "quote highlighted" + (f" ({r['match']} match, {100 * r['coverage']:.0f} % of the quote on this page)"
+                                      if r["match"] in ("fuzzy", "partial") else "")
+    elif src.get("ocr"):  # the highlight searches the text layer, which a scanned page does not have
+        note = "no text layer to highlight the quote on"
+    else:
+        note = "the quote was not found on this page's text layer"
     top, bh = _band(r)
     svg = ('<svg class="{cls}" viewBox="0 {top} {w} {bh}" width="{w}" height="{bh}" role="img" aria-label="{alt}" '
            'xmlns="http://www.w3.org/2000/svg" data-width="{w}" data-height="{h}">{body}{rects}</svg>')

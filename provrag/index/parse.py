@@ -1,7 +1,8 @@
 """PARSE: one file's bytes → its text (and page texts where the format has pages).
 
 Per format, run inside a load worker process (load.py walks the folder and runs the pool):
-- PDF through provrag/index/pdf.py (pypdfium2 by default, chosen by measurement).
+- PDF through provrag/index/pdf.py (pypdfium2 by default, chosen by measurement); its pages
+  without a text layer through provrag/index/ocr.py (Tesseract) when [load] ocr is on.
 - DOCX, PPTX and HTML through docling's declarative backends driven directly by its
   `SimplePipeline`, because `docling.document_converter` imports torch even for DOCX.
 - Plain text and Markdown read as they are (see `_read_text`).
@@ -16,10 +17,12 @@ import gzip
 import logging
 from pathlib import Path
 
+from provrag.index import ocr
 from provrag.index.pdf import LoadError, parse_pdf
 
 # Bump when a parser change alters any output: it is part of every parse-cache key.
-LOADER_VERSION = "1"
+# 2: PDF results carry "ocr_pages" (pages without a text layer are OCR'd).
+LOADER_VERSION = "2"
 
 
 def one_line(message: str, limit: int = 300) -> str:
@@ -123,7 +126,7 @@ def _html_has_body_text(data: bytes) -> bool:
 def parse_file(path: str, fmt: str, opts: dict) -> dict:
     """Parse one file; never raises. Returns the parse-derived fields of a LoadedDocument."""
     out = {"status": "ok", "error": None, "text": "", "page_texts": None, "page_labels": None,
-           "title": None, "metadata": {}}
+           "title": None, "metadata": {}, "ocr_pages": []}
     try:
         p = Path(path)
         max_bytes = int(opts["max_file_mb"] * 1_000_000)
@@ -141,8 +144,9 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
         if fmt == "pdf":
             if b"%PDF" not in head:
                 raise LoadError("not a PDF (no %PDF header)")
-            res = parse_pdf(data if compressed else p, opts["pdf_backend"], p.name, ocr=opts["ocr"])
-            out.update(page_texts=res["pages"], page_labels=res["page_labels"], title=res["title"])
+            res = parse_pdf(data if compressed else p, opts["pdf_backend"], p.name, ocr_on=opts["ocr"])
+            out.update(page_texts=res["pages"], page_labels=res["page_labels"], title=res["title"],
+                       ocr_pages=res["ocr_pages"])
             out["metadata"].update(res["metadata"])
         else:
             data = data if compressed else p.read_bytes()
@@ -166,19 +170,24 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
         if not out["text"].strip():
             raise LoadError("no text found in the file")
     except _Skip as e:
-        out.update(status="skipped", error=one_line(e), text="", page_texts=None, page_labels=None)
+        out.update(status="skipped", error=one_line(e), **_no_text())
     except LoadError as e:
-        out.update(status="failed", error=one_line(e), text="", page_texts=None, page_labels=None)
+        out.update(status="failed", error=one_line(e), **_no_text())
     except Exception as e:  # any parser bug or damaged input: this file fails, the run goes on
-        out.update(status="failed", error=one_line(f"{type(e).__name__}: {e}"), text="",
-                   page_texts=None, page_labels=None)
+        out.update(status="failed", error=one_line(f"{type(e).__name__}: {e}"), **_no_text())
     return out
+
+
+def _no_text() -> dict:
+    """What a file that is not indexed keeps of its parse: nothing but its metadata."""
+    return {"text": "", "page_texts": None, "page_labels": None, "ocr_pages": []}
 
 
 def result_options(fmt: str, opts: dict) -> dict:
     """The settings a parse result of this format depends on (part of its cache key)."""
-    if fmt == "pdf":
-        return {"pdf_backend": opts["pdf_backend"], "ocr": opts["ocr"]}
+    if fmt == "pdf":  # OCR output depends on the engine: installing tesseract re-parses such PDFs
+        return {"pdf_backend": opts["pdf_backend"], "ocr": opts["ocr"],
+                "ocr_engine": ocr.engine() if opts["ocr"] else None}
     if fmt in ("txt", "md"):
         return {"max_line_chars": opts["max_line_chars"]}
     return {}

@@ -16,12 +16,15 @@ who have the models and torch; without them the file is recorded as failed, neve
 
 Every function here returns a plain dict (picklable across worker processes):
 {"pages": [page text, ...], "page_labels": [...] | None, "title": str | None,
- "metadata": {str: str}}; problems raise `LoadError` with a one-line message.
+ "metadata": {str: str}} (parse_pdf adds "ocr_pages": the 1-based pages whose text is OCR
+output); problems raise `LoadError` with a one-line message.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from provrag.index import ocr
 
 
 class LoadError(Exception):
@@ -173,7 +176,21 @@ def pdf_docling_layout(source: Path | bytes, name: str) -> dict:
 BACKENDS = {"pypdfium2", "docling-parse", "docling-layout"}
 
 
-def parse_pdf(source: Path | bytes, backend: str, name: str = "document.pdf", ocr: bool = False) -> dict:
+def _ocr_pages(source: Path | bytes, page_numbers: list[int]) -> dict[int, str]:
+    """OCR text of these 1-based pages, cleaned like a text layer; pages it finds nothing on are left out."""
+    pdf = _open_pdfium(source)
+    try:
+        texts = ocr.read_pages(pdf, page_numbers)
+    except ocr.OcrError as e:
+        raise LoadError(f"OCR failed: {e}") from None
+    finally:
+        pdf.close()
+    return {n: t for n, t in ((n, clean_page_text(t)) for n, t in texts.items()) if t}
+
+
+def parse_pdf(source: Path | bytes, backend: str, name: str = "document.pdf", ocr_on: bool = True) -> dict:
+    """The backend's pages; with `ocr_on`, pages without a text layer are OCR'd (provrag/index/ocr.py)
+    and their numbers returned as "ocr_pages". A PDF with no text at all fails with what to do."""
     if backend == "pypdfium2":
         out = pdf_pypdfium2(source)
     elif backend == "docling-parse":
@@ -182,16 +199,27 @@ def parse_pdf(source: Path | bytes, backend: str, name: str = "document.pdf", oc
         out = pdf_docling_layout(source, name)
     else:
         raise LoadError(f"unknown [load] pdf_backend {backend!r} (one of {', '.join(sorted(BACKENDS))})")
-    if not out["pages"]:
+    pages = out["pages"]
+    if not pages:
         raise LoadError("PDF has no pages")
-    empty = [str(i + 1) for i, t in enumerate(out["pages"]) if not t]
-    if len(empty) == len(out["pages"]):
-        # OCR (rapidocr, ~3 s/page) is not bundled: it would add onnxruntime and opencv to
-        # every install for a rare case; the file is recorded, never indexed as empty.
-        if ocr:
-            raise LoadError("no text layer (scanned PDF?); [load] ocr is on but this build has no OCR engine")
-        raise LoadError("no text layer (scanned PDF?); enable [load] ocr")
+    empty = [i + 1 for i, t in enumerate(pages) if not t]
+    out["ocr_pages"] = []
+    if empty and ocr_on:
+        if ocr.tesseract() is None:
+            if len(empty) == len(pages):
+                raise LoadError(f"no text layer (scanned PDF?) and no OCR engine: {ocr.INSTALL_HINT}")
+            out["metadata"]["ocr"] = "not installed: " + ocr.INSTALL_HINT
+        else:
+            for n, text in sorted(_ocr_pages(source, empty).items()):
+                pages[n - 1] = text
+                out["ocr_pages"].append(n)
+            empty = [n for n in empty if not pages[n - 1]]
+    if len(empty) == len(pages):
+        raise LoadError("no text layer, and [load] ocr found no text on its pages (blank or unreadable)" if ocr_on
+                        else "no text layer (scanned PDF?); enable [load] ocr")
     if empty:
-        out["metadata"]["pages_without_text"] = ",".join(empty)
+        out["metadata"]["pages_without_text"] = ",".join(map(str, empty))
+    if out["ocr_pages"]:
+        out["metadata"]["pages_ocr"] = ",".join(map(str, out["ocr_pages"]))
     out["metadata"]["pdf_backend"] = backend
     return out

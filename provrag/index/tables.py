@@ -6,9 +6,10 @@ start (a column a later stage fills is there, null, until it does), and turned i
 contract's Arrow table once, by `to_arrow()` at the write. One representation per table
 means no stage has to guess whether it holds dicts, a frame or Arrow.
 
-One column is the run's own: `PAGES` on the documents frame, the physical page offsets
-(page_no, char_start, char_end) the chunker needs to put units on pages. The contract keeps
-pages on text units, so the write leaves it out.
+Two columns are the run's own, on the documents frame: `PAGES`, the physical page offsets
+(page_no, char_start, char_end) the chunker needs to put units on pages, and `OCR_PAGES`,
+the pages whose text is OCR output, which the chunker copies onto the units of those pages.
+The contract keeps pages on text units, so the write leaves both out of documents.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:  # polars and pyarrow are imported where they are used, not at
     import pyarrow as pa
 
 PAGES = "pages"  # documents frame only: [[page_no, char_start, char_end], …] or null; not written
+OCR_PAGES = schema.OCR_PAGES  # on the documents frame too: the pages whose text is OCR output; not written there
 
 
 def frame(table: str, rows: list[dict]) -> pl.DataFrame:

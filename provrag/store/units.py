@@ -28,6 +28,7 @@ class UnitRow:
     title: str | None
     path: str | None
     page_labels: list[str] | None
+    ocr_pages: list[int] | None = None   # the unit's pages whose text is OCR output
 
     @property
     def document(self) -> str:
@@ -72,12 +73,12 @@ def fetch_units(reader, unit_ids, positions: str = "text_units") -> dict[str, Un
     if not pos:
         return {}
     sql = (f"SELECT t.id, t.human_readable_id, t.text, t.page_start, t.page_end, t.char_start, t.char_end, "
-           f"t.document_id, d.title, d.path, d.page_labels "
+           f"t.document_id, d.title, d.path, d.page_labels, t.ocr_pages "
            f"FROM (SELECT * FROM text_units WHERE row_position IN ({', '.join(str(int(p)) for p in sorted(pos))})) t "
            f"LEFT JOIN documents d ON d.id = t.document_id")
     out = {}
     for r in con.execute(sql).fetchall():
         out[r[0]] = UnitRow(id=r[0], human_readable_id=r[1], text=r[2] or "", page_start=r[3], page_end=r[4],
                             char_start=r[5], char_end=r[6], document_id=r[7], title=r[8], path=r[9],
-                            page_labels=r[10])
+                            page_labels=r[10], ocr_pages=r[11])
     return out

@@ -56,7 +56,8 @@ def seam_units(units: dict[str, UnitRow]) -> list[Seam]:
             if seam is None:
                 continue
             text, cut, offset, _ = seam
-            row = replace(a, text=text, char_start=offset, char_end=offset + len(text), page_end=b.page_end)
+            row = replace(a, text=text, char_start=offset, char_end=offset + len(text), page_end=b.page_end,
+                          ocr_pages=sorted(set(a.ocr_pages or []) | set(b.ocr_pages or [])))
             out.append(Seam(f"{a.id}+{b.id}", row, (a.id, b.id), cut))
     return out
 

@@ -115,7 +115,7 @@ def test_auto_chooses_by_question_and_index(index, cfg, dulce_v3):
 # ---- the three methods through pipelines/ask.py --------------------------------------------------
 
 SOURCE_KEYS = {"document", "path", "page_start", "page_end", "page_label", "text_unit_id", "quote", "via", "score"}
-PROVENANCE = {"text_unit", "char_start", "char_end", "sentence_index", "text_unit_ids"}  # written where known
+PROVENANCE = {"text_unit", "char_start", "char_end", "sentence_index", "text_unit_ids", "ocr"}  # written where known
 
 
 def _check_shape(result):

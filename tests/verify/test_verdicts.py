@@ -20,7 +20,7 @@ CFG = load_config(overrides={"verify": {"top_k_cited": 2, "top_k_retrieved": 3}}
 # the evidence keys `verify --json` has always written: the contract's Source, the unit and the
 # quote's offsets (null on a GraphRAG unit), then the verdict
 EVIDENCE_KEYS = {"document", "path", "page_start", "page_end", "page_label", "text_unit_id", "quote", "via", "score",
-                 "text_unit", "char_start", "char_end", "label", "reason", "route"}
+                 "text_unit", "char_start", "char_end", "ocr", "label", "reason", "route"}
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +97,7 @@ def test_graphrag_answer_evidence_json_and_alce_metrics(v1):
             # a GraphRAG unit has no offsets: the keys stay, null; no answer-sentence number appears
             assert set(e) == EVIDENCE_KEYS, sorted(set(e) ^ EVIDENCE_KEYS)
             assert e["char_start"] is None and e["char_end"] is None and e["text_unit"] is not None
+            assert e["ocr"] is False  # a GraphRAG index has no ocr_pages column: read as none
     # ALCE, by hand from the claims: recall over every claim, precision over every cited id
     cits = [x for c in res.claims for x in c.citations]
     assert cits, "the v1 answer cites entities and reports"
