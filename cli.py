@@ -130,28 +130,37 @@ def read_text_arg(text: Optional[str], answer_file: Optional[Path]) -> str:
 
 @app.command()
 def index(
-    docs: Path = typer.Argument(..., help="Folder of documents (searched recursively): PDF, DOCX, PPTX, HTML, Markdown, text; .gz too."),
+    docs: Path = typer.Argument(..., help="Folder of documents (searched recursively), or one file: PDF, DOCX, PPTX, HTML, Markdown, text; .gz too."),
     out_dir: Path = typer.Option(..., "--out", "-o", help="Index folder to write (replaced atomically when complete)."),
+    wait: bool = typer.Option(False, "--wait", help="If another `provrag index` is writing --out, wait for it instead of failing."),
+    full: bool = typer.Option(False, "--full",
+                              help="Rebuild everything from the files, reusing nothing of the previous index "
+                                   "(its ids stay stable all the same)."),
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
 ):
     """Build a GraphRAG-compatible index whose text units know their document and page.
 
+    Over an existing index the run is an update: only added and changed files are read,
+    removed ones leave the index, and every unchanged unit, entity, relationship and
+    community keeps its id and number, so old citations still resolve to the same text.
+
     \b
     Example:
       provrag index data --out output
       provrag index ~/manuals --out manuals-index --config my.toml --json
+      provrag index ~/manuals --out manuals-index --full
     """
     from provrag.pipelines.index import run_index
     from provrag.views.progress import StageProgress
 
     if not docs.exists():
         usage(f"no such folder: {docs}")
-    if not docs.is_dir():
-        usage(f"not a folder: {docs}")
     cfg = load_cfg(config)
-    with StageProgress(_console(True), enabled=not as_json) as progress:
-        summary = run_index(docs, out_dir, cfg, progress=progress)
+    # --json: no bars on a terminal, but a log (stderr not a terminal) still gets its lines
+    with StageProgress(_console(True), enabled=not as_json or not _console(True).is_terminal) as progress:
+        summary = run_index(docs, out_dir, cfg, progress=progress, full=full, wait=(  # one line on stderr
+            lambda line: _console(True).print(line, highlight=False, markup=False, soft_wrap=True)) if wait else None)
     if as_json:
         emit_json(summary.to_json())
     else:
@@ -204,6 +213,9 @@ def resolve(
     answer_file: Optional[Path] = typer.Option(None, "--answer-file", "-f",
                                                help="Read the answer from a file (text, or JSON with an \"answer\" key)."),
     top: Optional[int] = typer.Option(None, "--top", "-k", help="Sources per cited sentence (default [resolve] top_k)."),
+    trace_id: Optional[str] = typer.Option(None, "--trace", "-t",
+                                           help="Resolve the answer of a stored ask trace ('last' = the newest), and "
+                                                "say which of its cited ids changed or were retired since."),
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
 ):
@@ -213,15 +225,17 @@ def resolve(
     Example:
       provrag resolve "[Data: Sources (3)]" --index output
       provrag resolve --answer-file answer.md --index graphrag/output --json
+      provrag resolve --trace last --index output
     """
     from provrag.pipelines.resolve import run_resolve
 
-    if (text is None) == (answer_file is None):
-        usage("give the answer text, '-' to read stdin, or --answer-file F (exactly one)")
+    if sum(x is not None for x in (text, answer_file, trace_id)) != 1:
+        usage("give the answer text, '-' to read stdin, --answer-file F or --trace ID (exactly one)")
     if top is not None and top < 1:
         usage(f"--top must be at least 1 (got {top})")
     cfg = load_cfg(config)
-    result = run_resolve(index_dir, read_text_arg(text, answer_file), cfg, top_k=top)
+    answer = read_text_arg(text, answer_file) if trace_id is None else None
+    result = run_resolve(index_dir, answer, cfg, top_k=top, trace_id=trace_id)
     if as_json:
         emit_json(result.to_json())
     else:

@@ -131,6 +131,7 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
                        has_pages=reader.kind == "provrag", abstained=found.abstained, confidence=found.confidence,
                        index_version=index_version)
     trace["abstained"], trace["confidence"] = found.abstained, found.confidence
+    trace["index_version"] = index_version   # what its citations meant (query/since.py reads it back)
     trace["answer"] = found.answer
     trace["citations"] = [c.to_json() for c in resolved.citations]
     trace["sources"] = [s.to_json() for s in sources]

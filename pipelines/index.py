@@ -5,6 +5,15 @@ communities → reports → write. Each stage is a small function over the run's
 (provrag/index/state.py: which stage makes which table) that calls into provrag/index/.
 Everything is written into a temporary folder and swapped into place at the end
 (provrag/store/writer.py), so a failed or interrupted run leaves the previous index untouched.
+
+Over an existing index the run is an update (provrag/index/versions.py): after `load` it
+knows which files were added, changed or removed; when none was and no index setting changed,
+it stops ("up to date"). Otherwise every stage runs, but each reuses what the previous index
+already holds for unchanged content (parse results, vectors, model replies, reports: caches
+keyed by content), so the result is what a full rebuild gives and costs what changed. Every
+table's numbers come from the index's id registry (provrag/index/ids.py): a unit, entity,
+relationship or community keeps its `human_readable_id` while its content stays, and an old
+citation never points at other text. `--full` ignores every cache (the registry stays).
 """
 from __future__ import annotations
 
@@ -13,10 +22,13 @@ from pathlib import Path
 
 from provrag.config import Config
 from provrag.errors import UsageError
+from provrag.index.progress import step
 from provrag.index.state import IndexRun
 from provrag.index.summary import IndexSummary, manifest
+from provrag.store import schema
 from provrag.store import writer as store
 from provrag.store.cache import Cache
+from provrag.store.paths import escape_path, printable
 
 
 class IndexBuildError(UsageError):
@@ -26,24 +38,28 @@ class IndexBuildError(UsageError):
 # ---- the stages, in order ---------------------------------------------------------------
 
 def load(run: IndexRun) -> None:
-    """Every file under DOCS → the documents table (failed and skipped files included)."""
+    """Every file under DOCS → the documents table (failed and skipped files included), and
+    what changed since the previous index."""
     from provrag.index.load import documents_frame, load_folder
+    from provrag.index.versions import document_changes
 
-    cache = Cache(run.tmp / "cache", run.out / "cache", namespace="parse")
-    run.documents = documents_frame(load_folder(run.docs, run.cfg, cache=cache, progress=run.progress))
+    run.documents = documents_frame(load_folder(run.docs, run.cfg, cache=run.cache("parse"), progress=run.progress))
+    run.changes = document_changes(run.previous, run.documents)
 
 
 def chunk(run: IndexRun) -> None:
-    """Documents → text units on sentence boundaries and pages; documents learn their units."""
+    """Documents → text units on sentence boundaries and pages; documents learn their units;
+    both get their stable numbers."""
     from provrag.index.chunk import chunk_stage, link_units
 
-    run.text_units = chunk_stage(run.documents, run.cfg, run.progress)
-    run.documents = link_units(run.documents, run.text_units)
+    text_units = chunk_stage(run.documents, run.cfg, run.progress, cache=run.cache("chunk"))
+    run.documents = run.ids.number_frame(schema.DOCUMENTS, link_units(run.documents, text_units))
+    run.text_units = run.ids.number_frame(schema.TEXT_UNITS, text_units)
 
 
 def embed(run: IndexRun) -> None:
     """One vector per text unit, and the fitted embedder that will embed questions alike."""
-    from provrag.index.embed import embed_stage
+    from provrag.index.embed import embed_stage, previous_vectors
 
     def prepare(embedder) -> None:
         # an embedder that calls a server counts its requests with the engine's (one usage
@@ -51,9 +67,10 @@ def embed(run: IndexRun) -> None:
         if hasattr(embedder, "share_usage"):
             embedder.share_usage(run.engine.usage)
         if hasattr(embedder, "attach_cache"):
-            embedder.attach_cache(Cache(run.tmp / "cache", run.out / "cache", namespace="embed"))
+            embedder.attach_cache(run.cache("embed"))
 
-    run.embedder, run.vectors = embed_stage(run.text_units, run.cfg, run.progress, prepare=prepare)
+    known = previous_vectors(run.previous, run.cfg) if not run.full else None
+    run.embedder, run.vectors = embed_stage(run.text_units, run.cfg, run.progress, prepare=prepare, known=known)
 
 
 def skeleton(run: IndexRun) -> None:
@@ -67,28 +84,40 @@ def extract(run: IndexRun) -> None:
     """The engine's entities and relationships of the skeleton units, merged GraphRAG's way."""
     from provrag.index.extract import extract_stage
 
-    run.entities, run.relationships, run.text_units = extract_stage(run.text_units, run.engine, run.cfg, run.progress)
+    # offline extraction is deterministic: its batches are cached whole. A model's replies are
+    # cached per call by the engine itself, so a failed call is retried next run, not frozen.
+    cache = run.cache("extract") if run.engine.name == "offline" else None
+    entities, relationships, run.text_units = extract_stage(run.text_units, run.engine, run.cfg, run.progress,
+                                                             cache=cache)
+    run.entities = run.ids.number_frame(schema.ENTITIES, entities)
+    run.relationships = run.ids.number_frame(schema.RELATIONSHIPS, relationships)
 
 
 def communities(run: IndexRun) -> None:
-    """Hierarchical Leiden over the entity graph."""
+    """Hierarchical Leiden over the entity graph, numbered by the registry."""
     from provrag.index.communities import communities_stage
+    from provrag.index.ids import community_numbers
 
-    run.communities = communities_stage(run.entities, run.relationships, run.cfg)
+    run.communities = community_numbers(run.ids, communities_stage(run.entities, run.relationships, run.cfg))
 
 
 def reports(run: IndexRun) -> None:
-    """One community report per community, written by the engine."""
+    """One community report per community, written by the engine (or reused: same input,
+    same report)."""
+    from provrag.index.ids import register_reports
     from provrag.index.reports import reports_stage
 
     run.community_reports = reports_stage(run.communities, run.entities, run.relationships, run.text_units,
-                                          run.engine, run.cfg, run.progress)
+                                          run.engine, run.cfg, run.progress, cache=run.cache("reports"))
+    register_reports(run.ids, run.community_reports, run.communities)
 
 
 def write(run: IndexRun) -> None:
-    """The tables, embeddings, embedder and BM25 terms into the run's temporary folder."""
+    """The tables, embeddings, embedder, BM25 terms and id registry into the run's temporary
+    folder (ids no run saw this time are retired first)."""
     from provrag.index.write import write_index
 
+    run.id_counts = run.ids.retire_unseen()
     write_index(run)
 
 
@@ -97,36 +126,53 @@ STAGES = [load, chunk, embed, skeleton, extract, communities, reports, write]
 
 # ---- the run ---------------------------------------------------------------------------
 
-def run_index(docs: Path, out: Path, cfg: Config, progress=None) -> IndexSummary:
-    """Build the index of `docs` into `out`; returns the summary the CLI prints."""
-    from provrag.engines import get_engine
+def run_index(docs: Path, out: Path, cfg: Config, progress=None, wait=None, full: bool = False) -> IndexSummary:
+    """Build or update the index of `docs` in `out`; returns the summary the CLI prints.
 
-    docs, out = Path(docs).absolute(), Path(out).absolute()
-    if not docs.is_dir():
-        raise IndexBuildError(f"no such folder: {docs}")
-    try:
-        tmp = store.begin(out)
-    except store.WriteError as e:
-        raise IndexBuildError(str(e)) from None
-    try:
-        engine = get_engine(cfg)  # a ConfigError (unknown engine, missing key) before any work
-    except BaseException:
-        store.abort(tmp)
-        raise
-    engine.attach_cache(Cache(tmp / "cache", out / "cache", namespace="llm"))
-    run = IndexRun(docs=docs, out=out, tmp=tmp, cfg=cfg, engine=engine, progress=progress)
+    One run at a time writes `out` (store/lock.py): when another holds it, `wait=None` raises
+    IndexBusy at once, and a function `wait(line)` is told whom this run waits for, then waits.
+    `full`: rebuild everything from the files, reusing no cache (ids stay stable all the same)."""
+    from provrag.store.lock import IndexLock
+
+    with IndexLock(out, wait=wait):
+        docs, out = Path(docs).absolute(), Path(out).absolute()
+        if not (docs.is_dir() or docs.is_file()):  # `index FILE` indexes that one file
+            raise IndexBuildError(f"no such file or folder: {escape_path(docs)}")
+        if printable(str(out)) != str(out):  # a raw byte in the name: pyarrow and DuckDB take paths as UTF-8 text
+            raise IndexBuildError(f"the index folder's path must be UTF-8 text: {escape_path(out)}")
+        try:
+            tmp = store.begin(out)
+        except store.WriteError as e:
+            raise IndexBuildError(str(e)) from None
+        try:
+            return _build(docs, out, tmp, cfg, progress, full)
+        except BaseException:
+            store.abort(tmp)
+            raise
+
+
+def _build(docs: Path, out: Path, tmp: Path, cfg: Config, progress, full: bool) -> IndexSummary:
+    from provrag.engines import get_engine
+    from provrag.index.ids import IdRegistry
+    from provrag.index.versions import PreviousIndex, up_to_date
+
+    engine = get_engine(cfg)  # a ConfigError (unknown engine, missing key) before any work
+    previous = PreviousIndex.at(out)
+    run = IndexRun(docs=docs, out=out, tmp=tmp, cfg=cfg, engine=engine, progress=progress, previous=previous,
+                   full=full, ids=IdRegistry.load(out if previous else None, (previous.run + 1) if previous else 1))
+    engine.attach_cache(run.cache("llm"))
     timings: dict[str, float] = {}
     t_all = time.perf_counter()
-    try:
-        for stage in STAGES:
-            t0 = time.perf_counter()
+    for stage in STAGES:
+        t0 = time.perf_counter()
+        with step(run.progress, stage.__name__):  # a log gets one line per stage
             stage(run)
-            timings[stage.__name__] = round(time.perf_counter() - t0, 3)
-        timings["total"] = round(time.perf_counter() - t_all, 3)
-        summary = IndexSummary.of(run, timings)
-        store.write_manifest(tmp, manifest(run, summary))
-        store.commit(tmp, out)
-    except BaseException:
-        store.abort(tmp)
-        raise
+        timings[stage.__name__] = round(time.perf_counter() - t0, 3)
+        if stage is load and not full and up_to_date(previous, run.changes, cfg, run.documents):
+            store.abort(tmp)
+            return IndexSummary.up_to_date(previous, run.changes, round(time.perf_counter() - t_all, 3))
+    timings["total"] = round(time.perf_counter() - t_all, 3)
+    summary = IndexSummary.of(run, timings)
+    store.write_manifest(tmp, manifest(run, summary))
+    store.commit(tmp, out)
     return summary

@@ -15,15 +15,35 @@ from provrag.errors import UsageError
 from provrag.results import ResolveResult
 
 
-def run_resolve(index_dir, answer: str, cfg: Config, top_k: int | None = None) -> ResolveResult:
-    """Every citation of `answer` resolved over the index at `index_dir` (`to_json()`: resolve --json)."""
+def run_resolve(index_dir, answer: str | None, cfg: Config, top_k: int | None = None,
+                trace_id: str | None = None) -> ResolveResult:
+    """Every citation of `answer` resolved over the index at `index_dir` (`to_json()`: resolve --json).
+
+    `trace_id` instead of `answer`: the answer of that stored ask trace, and which of its cited
+    ids changed or were retired since the index version it was made on (query/since.py)."""
     import duckdb
 
     from provrag.query.resolve import resolve_answer
     from provrag.store.reader import open_index
 
+    since = None
+    if trace_id is not None:
+        from provrag.store.traces import TraceNotFound, load_trace
+
+        try:
+            t = load_trace(trace_id, Path(index_dir))
+        except TraceNotFound as e:
+            raise UsageError(str(e)) from None
+        if not isinstance(t.get("answer"), str) or not t["answer"].strip():
+            raise UsageError(f"trace {trace_id} holds no answer (kind {t.get('kind')})")
+        answer, since = t["answer"], {"from": "trace", "index_version": t.get("index_version")}
     with open_index(Path(index_dir)) as reader:
         try:
-            return resolve_answer(reader, answer, top_k=top_k or cfg.resolve.top_k)
+            result = resolve_answer(reader, answer or "", top_k=top_k or cfg.resolve.top_k)
         except (duckdb.Error, OSError) as e:  # a damaged parquet file found mid-query
             raise UsageError(f"cannot read index {index_dir}: {str(e).splitlines()[0][:200]}") from None
+        if since is not None:
+            from provrag.pipelines.verify import changes_since
+
+            result.index_changes = changes_since(reader, since, answer)
+    return result

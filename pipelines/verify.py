@@ -46,7 +46,8 @@ def read_answer(answer: str | None, answer_file: Path | None, trace_id: str | No
             raise VerifyError(str(e)) from None
         if not isinstance(t.get("answer"), str) or not t["answer"].strip():
             raise VerifyError(f"trace {trace_id} holds no answer (kind {t.get('kind')})")
-        return t["answer"], t.get("question"), {"from": "trace", "trace_id": t.get("trace_id")}
+        return t["answer"], t.get("question"), {"from": "trace", "trace_id": t.get("trace_id"),
+                                                 "index_version": t.get("index_version")}
     if answer_file is not None:
         p = Path(answer_file)
         if not p.is_file():
@@ -68,6 +69,18 @@ def read_answer(answer: str | None, answer_file: Path | None, trace_id: str | No
     if stdin_text is not None:
         return stdin_text, None, {"from": "stdin"}
     return answer, None, {"from": "argument"}
+
+
+def changes_since(reader, source: dict, answer: str) -> dict | None:
+    """For an answer from a stored trace: the ids it cites that changed or were retired since
+    the index version it was made on (query/since.py); None when the answer has no version to
+    compare with or the index keeps no id registry."""
+    from provrag.query.since import cited_numbers, id_history
+
+    history = id_history(reader)
+    if history is None or source.get("from") != "trace":
+        return None
+    return history.since(source.get("index_version"), cited_numbers(answer)).to_json()
 
 
 def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_file: Path | None = None,
@@ -99,6 +112,10 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
             d["claims"] = len(result.claims)
         with tr.stage("summary", "Summary") as d:
             d.update(result.summary)
+        changes = changes_since(reader, source, text)
+        if changes is not None:
+            with tr.stage("index_changes", "Cited ids changed since the answer") as d:
+                d.update(changes)
 
     claims = [c.to_json() for c in result.claims]
     tr["answer"] = text
@@ -110,7 +127,8 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
     tr["sources"] = [e for c in claims for e in c["evidence"][:1]]   # the deciding evidence, for `trace`/`log`
     if engine.name != "offline":
         tr["llm"] = engine.usage.to_dict()
-    result = replace(result, trace_id=tr.id, source=source, trace=tr.finish())
+    tr["index_version"] = reader.manifest().get("index_version")
+    result = replace(result, trace_id=tr.id, source=source, index_changes=changes, trace=tr.finish())
     if save:
         try:
             result.trace_file = str(save_trace(result.trace, index_path))

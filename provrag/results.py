@@ -41,6 +41,7 @@ class Source:
     char_end: int | None = None
     sentence_index: int | None = None         # the answer sentence whose citation reached it
     text_unit_ids: list[str] | None = None    # a quote across a page break: both units, in order
+    ocr_pages: list[int] | None = None        # its pages whose text is OCR output (JSON: "ocr")
 
     @classmethod
     def of_unit(cls, unit: UnitRow, quote: str, start: int | None, end: int | None, *, via: str,
@@ -51,13 +52,14 @@ class Source:
         return cls(document=unit.document, path=unit.path, page_start=unit.page_start, page_end=unit.page_end,
                    page_label=unit.page_label(unit.page_start), text_unit_id=unit.id, quote=quote, via=via,
                    score=score, text_unit=unit.human_readable_id,
-                   char_start=cs + start if known else None, char_end=cs + end if known else None, **extra)
+                   char_start=cs + start if known else None, char_end=cs + end if known else None,
+                   ocr_pages=list(unit.ocr_pages or []), **extra)
 
     def to_json(self) -> dict[str, Any]:
         return {"document": self.document, "path": self.path, "page_start": self.page_start,
                 "page_end": self.page_end, "page_label": self.page_label, "text_unit_id": self.text_unit_id,
                 "quote": self.quote, "via": self.via, "score": self.score, "text_unit": self.text_unit,
-                "char_start": self.char_start, "char_end": self.char_end} \
+                "char_start": self.char_start, "char_end": self.char_end, "ocr": bool(self.ocr_pages)} \
             | _known({"sentence_index": self.sentence_index, "text_unit_ids": self.text_unit_ids})
 
 
@@ -101,12 +103,13 @@ class ResolveResult:
     dead_ends: list[dict]           # ids that exist but reach no text unit
     problems: list[dict]            # what the citation parser could not read
     index: dict                     # {"path", "kind", "has_pages"}
+    index_changes: dict | None = None   # resolving a stored trace's answer: cited ids changed / retired since
 
     def to_json(self) -> dict[str, Any]:
         return {"answer": self.answer, "citations": [c.to_json() for c in self.citations],
                 "sources": [s.to_json() for s in self.sources],
                 "unresolved": [u.to_json() for u in self.unresolved], "dead_ends": self.dead_ends,
-                "problems": self.problems, "index": self.index}
+                "problems": self.problems, "index": self.index} | _known({"index_changes": self.index_changes})
 
 
 @dataclass
@@ -200,6 +203,7 @@ class VerifyResult:
     trace: dict = field(default_factory=dict, repr=False)
     trace_file: str | None = None
     trace_error: str | None = None
+    index_changes: dict | None = None    # a trace's answer on a newer index: cited ids changed / retired since
 
     @property
     def supported_ratio(self) -> float | None:
@@ -208,4 +212,5 @@ class VerifyResult:
     def to_json(self) -> dict[str, Any]:
         return {"trace_id": self.trace_id, "question": self.question, "method": self.method, "source": self.source,
                 "claims": [c.to_json() for c in self.claims], "summary": self.summary} \
-            | _known({"trace_file": self.trace_file, "trace_error": self.trace_error})
+            | _known({"trace_file": self.trace_file, "trace_error": self.trace_error,
+                      "index_changes": self.index_changes})

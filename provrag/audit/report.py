@@ -42,6 +42,7 @@ from provrag.audit.markup import (
     verdict_of,
 )
 from provrag.audit.timeline import trace_html
+from provrag.query.since import describe_changes
 
 
 def _summary_svg(summary: dict, claims: list[dict]) -> str:
@@ -96,7 +97,7 @@ def build_report(verify_json: dict, *, question: str | None = None, answer: str 
         plan = pages.plan(evs, EVIDENCE_SHOWN)
         cards = "".join(claim_card(i, c, evs[i], pages, plan) for i, c in enumerate(claims))
         answer_part = answer_html(answer, claims)
-        notes = list(docs.notes)
+        notes = [line for _, line in describe_changes(vj.get("index_changes"))] + list(docs.notes)
         for msg in docs.problems():
             if msg not in notes:
                 notes.append(msg)

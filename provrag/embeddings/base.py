@@ -20,6 +20,9 @@ def normalise(m: np.ndarray) -> np.ndarray:
 class Embedder:
     name = "base"
     dim = 0
+    # fitted on the corpus (vocabulary, idf, basis): a unit's vector depends on every other
+    # unit, so an index update re-embeds all; False: a text's vector is its own (reusable)
+    corpus_fitted = False
 
     def fit(self, texts: list[str]) -> "Embedder":
         return self

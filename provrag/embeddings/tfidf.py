@@ -60,6 +60,7 @@ class TfidfEmbedder(Embedder):
     """Sublinear TF-IDF over unigrams and bigrams, reduced by truncated SVD (LSA)."""
 
     name = "tfidf"
+    corpus_fitted = True
 
     def __init__(self, dimensions: int = 256):
         self.dimensions = int(dimensions)

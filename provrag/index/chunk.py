@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from provrag.config import Config
 from provrag.index.progress import stage
-from provrag.index.tables import PAGES, frame
+from provrag.index.tables import OCR_PAGES, PAGES, frame
 from provrag.store import schema
 from provrag.text.tokens import count_tokens_batch
 
@@ -84,19 +84,64 @@ def chunk_text(text: str, pages: list[tuple[int, int, int]] | None, size: int, o
     return units
 
 
-def chunk_stage(documents: pl.DataFrame, cfg: Config, progress=None) -> pl.DataFrame:
+def unit_id(path: str, text: str, occurrences: dict[str, int]) -> str:
+    """A text unit's id: its document's path, its text and which occurrence of that text in
+    the document it is. Not its offset, nor the document's hash: a unit whose text is unchanged
+    keeps its id (and so its number, provrag/index/ids.py) when the document is edited
+    elsewhere, and every citation of it keeps pointing at the same words."""
+    k = occurrences.get(text, 0)
+    occurrences[text] = k + 1
+    return schema.content_id("text_unit", path, text, str(k))
+
+
+def unit_ocr_pages(unit: dict, document_ocr_pages: list[int] | None) -> list[int]:
+    """The unit's pages (page_start..page_end) whose text is OCR output, so a source can say so."""
+    first, last = unit[schema.PAGE_START], unit[schema.PAGE_END]
+    if first is None:
+        return []
+    return [p for p in document_ocr_pages or () if first <= p <= last]
+
+
+CHUNKER_VERSION = "1"  # part of the chunk cache's key: bump when chunk_text's output changes
+
+
+def cached_chunks(text: str, pages, size: int, overlap: int, cache=None) -> list[dict]:
+    """chunk_text, or its spans from `cache` (store/cache.Cache) for the same text, pages and
+    settings: an index update does not re-chunk unchanged documents. Only the spans are stored
+    (characters, pages, tokens); the text is cut from the document again."""
+    if cache is None:
+        return chunk_text(text, pages, size, overlap)
+    from provrag.store.cache import key_of
+
+    key = key_of("chunk", CHUNKER_VERSION, size, overlap, schema.content_id(text), pages)
+    spans = cache.get(key)
+    if spans is None:
+        units = chunk_text(text, pages, size, overlap)
+        cache.put(key, [[u[schema.CHAR_START], u[schema.CHAR_END], u[schema.PAGE_START], u[schema.PAGE_END],
+                         u["n_tokens"]] for u in units])
+        return units
+    return [{schema.TEXT: text[cs:ce], schema.CHAR_START: cs, schema.CHAR_END: ce, schema.PAGE_START: ps,
+             schema.PAGE_END: pe, "n_tokens": n} for cs, ce, ps, pe, n in spans]
+
+
+def chunk_stage(documents: pl.DataFrame, cfg: Config, progress=None, cache=None) -> pl.DataFrame:
     """The text_units frame of every ok document, in document order: ids, text, characters,
-    pages and tokens; the columns later stages fill (skeleton, graph) are null."""
+    pages and tokens; the columns later stages fill (skeleton, graph) are null. `cache`: see
+    cached_chunks."""
     size, overlap = int(cfg.chunk.size_tokens), int(cfg.chunk.overlap_tokens)
     if size < 16 or not 0 <= overlap < size:
         raise ValueError("[chunk] needs size_tokens >= 16 and 0 <= overlap_tokens < size_tokens")
     rows: list[dict] = []
-    ok = documents.filter(documents["status"] == schema.STATUS_OK).select(schema.ID, schema.TEXT, PAGES)
+    # a frame made without the load stage (a test's, a page-less source) has no OCR'd pages
+    ocr_of = dict(documents.select(schema.ID, OCR_PAGES).iter_rows()) if OCR_PAGES in documents.columns else {}
+    ok = documents.filter(documents["status"] == schema.STATUS_OK).select(schema.ID, "path", schema.TEXT, PAGES)
     with stage(progress, "chunk", ok.height) as task:
-        for doc_id, text, pages in ok.iter_rows():
-            for u in chunk_text(text, pages, size, overlap):
-                u[schema.ID] = schema.content_id(doc_id, str(u[schema.CHAR_START]), u[schema.TEXT])
+        for doc_id, path, text, pages in ok.iter_rows():
+            occurrences: dict[str, int] = {}
+            for u in cached_chunks(text, pages, size, overlap, cache):
+                u[schema.ID] = unit_id(path or doc_id, u[schema.TEXT], occurrences)  # a frame built by hand may lack paths
                 u[schema.DOCUMENT_ID] = doc_id
+                u[OCR_PAGES] = unit_ocr_pages(u, ocr_of.get(doc_id))
                 rows.append(u)
             task.advance()
     for i, r in enumerate(rows):

@@ -1,4 +1,12 @@
-"""Index stage `embed`: fit the configured embedder on the text units and embed them all."""
+"""Index stage `embed`: fit the configured embedder on the text units and embed them all.
+
+Over a previous index, an embedder that embeds each text on its own (MiniLM, a server's)
+takes the vectors of unchanged units from the previous index (`previous_vectors`: same unit
+id, same embedder settings) and embeds only the new ones. TF-IDF/LSA is fitted on the corpus
+— its vocabulary, idf and LSA basis are statistics of all units, like PageRank — so it is
+refitted and every unit re-embedded (a few seconds per 10,000 units, no model calls): that is
+what keeps an update equal to a full rebuild.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -14,23 +22,50 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-def embed_stage(text_units: pl.DataFrame, cfg: Config, progress=None, prepare=None) -> tuple[Embedder, np.ndarray]:
+def previous_vectors(previous, cfg: Config) -> dict[str, np.ndarray] | None:
+    """unit id → vector of the previous index, when its embedder settings are this run's and
+    the embedder embeds texts one by one (None otherwise: nothing to reuse)."""
+    if previous is None or make_embedder(cfg).corpus_fitted:
+        return None
+    if (previous.manifest.get("config") or {}).get("embeddings") != cfg.to_dict().get("embeddings"):
+        return None
+    import pyarrow.parquet as pq
+
+    path = previous.path / f"{schema.EMBEDDINGS}.parquet"
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError):
+        return None
+    ids = table.column(schema.ID).to_pylist()
+    vectors = table.column("vector").to_pylist()
+    return {i: np.asarray(v, dtype=np.float32) for i, v in zip(ids, vectors) if v is not None}
+
+
+def embed_stage(text_units: pl.DataFrame, cfg: Config, progress=None, prepare=None,
+                known: dict[str, np.ndarray] | None = None) -> tuple[Embedder, np.ndarray]:
     """The fitted embedder and one vector per text unit, in the frame's order
     (batched so the progress bar moves).
 
     `prepare(embedder)` runs before any text is embedded (the pipeline attaches its cache
-    and usage counter there).
+    and usage counter there). `known`: vectors by unit id to take instead of embedding
+    (previous_vectors), for embedders that are not fitted on the corpus.
     """
     texts = text_units[schema.TEXT].to_list()
+    ids = text_units[schema.ID].to_list()
     emb = make_embedder(cfg)
     if prepare is not None:
         prepare(emb)
     emb = emb.fit(texts)
+    known = known if known and not emb.corpus_fitted else {}
+    todo = [i for i, uid in enumerate(ids) if uid not in known or known[uid].shape != (emb.dim,)]
     bs = max(1, cfg.embeddings.batch_size) * 16
-    parts = []
-    with stage(progress, "embed", len(texts)) as task:
-        for i in range(0, len(texts), bs):
-            parts.append(emb.embed(texts[i:i + bs]))
-            task.advance(len(texts[i:i + bs]))
-    vecs = np.vstack(parts) if parts else np.zeros((0, max(emb.dim, 1)), np.float32)
+    vecs = np.zeros((len(texts), max(emb.dim, 1)), np.float32)
+    for i, uid in enumerate(ids):
+        if uid in known and known[uid].shape == (emb.dim,):
+            vecs[i] = known[uid]
+    with stage(progress, "embed", len(todo)) as task:
+        for s in range(0, len(todo), bs):
+            rows = todo[s:s + bs]
+            vecs[rows] = emb.embed([texts[i] for i in rows])
+            task.advance(len(rows))
     return emb, vecs

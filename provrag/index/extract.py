@@ -14,7 +14,8 @@ this module merges those answers the way GraphRAG does:
 - relationships merge per unordered pair; weights add up; the direction kept is the one
   seen most often.
 - ids are content-derived (`content_id` of the normalised title / pair), so re-runs give the
-  same ids; human_readable_id counts from 0 in order of first appearance (unit order).
+  same ids; rows come in order of first appearance (unit order), and the pipeline gives them
+  their stable human_readable_id from the index's id registry (provrag/index/ids.py).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from provrag.config import Config
 from provrag.index.progress import stage
 from provrag.index.tables import frame
 from provrag.store import schema
+from provrag.store.cache import key_of
 from provrag.text.words import title_key
 
 if TYPE_CHECKING:
@@ -64,7 +66,7 @@ def _weight(v) -> float:
     return w if w == w and w > 0 else 1.0  # NaN/negative weights from a model count as one
 
 
-def extract_stage(text_units: pl.DataFrame, engine, cfg: Config, progress=None):
+def extract_stage(text_units: pl.DataFrame, engine, cfg: Config, progress=None, cache=None):
     """(entities, relationships, text_units) frames: the graph of the skeleton units, and
     text_units with entity_ids/relationship_ids filled (empty lists off the skeleton)."""
     import polars as pl
@@ -73,8 +75,9 @@ def extract_stage(text_units: pl.DataFrame, engine, cfg: Config, progress=None):
     batch = max(1, int(ecfg.batch_units))
     min_freq = max(1, int(ecfg.min_frequency))
 
-    rows = text_units.sort(schema.HRID)
-    skel = rows.filter(pl.col("is_skeleton").fill_null(False))
+    # the frame's order (documents by path, units by position), not human_readable_id: numbers
+    # are stable across runs (index/ids.py), so they no longer follow the text
+    skel = text_units.filter(pl.col("is_skeleton").fill_null(False))
     units = list(zip(skel[schema.ID].to_list(), [t or "" for t in skel[schema.TEXT].to_list()]))
 
     ents: dict[str, _Merged] = {}
@@ -83,7 +86,14 @@ def extract_stage(text_units: pl.DataFrame, engine, cfg: Config, progress=None):
     with stage(progress, "extract", len(units)) as task:
         for i in range(0, len(units), batch):
             chunk = units[i:i + batch]
-            results = engine.extract_graph(chunk)
+            # a batch's graph is a function of its units, the engine and [extract]: an index
+            # update reuses the batches it saw before (store/cache.Cache)
+            key = key_of("extract_graph", engine.name, engine.model, ecfg, chunk) if cache else None
+            results = cache.get(key) if cache else None
+            if results is None:
+                results = engine.extract_graph(chunk)
+                if cache and isinstance(results, list):
+                    cache.put(key, results)
             for (uid, _), res in zip(chunk, results if isinstance(results, list) else []):
                 if not isinstance(res, dict):
                     continue

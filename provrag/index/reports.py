@@ -77,9 +77,15 @@ def render(report: dict) -> str:
     return f"# {report['title']}\n\n{report['summary']}\n\n{sections}"
 
 
-def reports_stage(communities, entities, relationships, text_units, engine, cfg: Config, progress=None):
-    """The community_reports table (polars), one row per community, in community order."""
+def reports_stage(communities, entities, relationships, text_units, engine, cfg: Config, progress=None, cache=None):
+    """The community_reports table (polars), one row per community, in community order.
+
+    `cache` (store/cache.Cache): a report is a function of its context, the engine and the
+    [reports] settings, so one written for the same input before is reused — an index update
+    writes reports only for communities whose members or their text changed."""
     import polars as pl
+
+    from provrag.store.cache import key_of
 
     budget = max(500, int(cfg.reports.max_input_tokens))
     if communities is None or communities.height == 0:
@@ -92,7 +98,13 @@ def reports_stage(communities, entities, relationships, text_units, engine, cfg:
     rows, sizes = [], {}
     with stage(progress, "reports", communities.height) as task:
         for c in communities.sort("community").iter_rows(named=True):
-            report = _clean(engine.community_report(_context(c, ents, rels, units, budget, sizes)))
+            context = _context(c, ents, rels, units, budget, sizes)
+            key = key_of("community_report", engine.name, engine.model, cfg.reports, context) if cache else None
+            report = cache.get(key) if cache else None
+            if report is None:
+                report = _clean(engine.community_report(context))
+                if cache:
+                    cache.put(key, report)
             full = render(report)
             rows.append({
                 schema.ID: schema.content_id("community_report", str(c["community"]), full),

@@ -12,7 +12,10 @@ fill columns, they never change a table's representation:
     extract      entities, relationships; text_units.entity_ids / relationship_ids
     communities  communities
     reports      community_reports
-    write        the parquet files, the embedder and the BM25 term table, from the above
+    write        the parquet files, the embedder, the BM25 term table and the id registry
+
+Over an existing index the run also knows the previous index (`previous`), what changed in
+DOCS since (`changes`, after load) and the id registry it numbers every table with (`ids`).
 """
 from __future__ import annotations
 
@@ -28,6 +31,9 @@ if TYPE_CHECKING:  # heavy or engine modules: for the annotations only
 
     from provrag.embeddings import Embedder
     from provrag.engines.base import Engine
+    from provrag.index.ids import IdRegistry
+    from provrag.index.versions import Changes, PreviousIndex
+    from provrag.store.cache import Cache
 
 
 @dataclass
@@ -47,3 +53,15 @@ class IndexRun:
     relationships: pl.DataFrame | None = None
     communities: pl.DataFrame | None = None
     community_reports: pl.DataFrame | None = None
+    previous: PreviousIndex | None = None   # the provrag index in `out` this run updates
+    full: bool = False                      # --full: reuse no cached result of the previous index
+    ids: IdRegistry | None = None           # stable numbers across runs (index/ids.py)
+    changes: Changes | None = None          # documents added / changed / removed since `previous`
+    id_counts: dict | None = None           # per table: ids added, changed, retired, live (after write)
+
+    def cache(self, namespace: str) -> Cache:
+        """The run's cache of `namespace` (parse, embed, llm, reports): written inside the new
+        index, reading the previous index's entries unless the run is `--full`."""
+        from provrag.store.cache import Cache
+
+        return Cache(self.tmp / "cache", None if self.full else self.out / "cache", namespace=namespace)

@@ -10,14 +10,14 @@ from dataclasses import asdict, dataclass
 
 from provrag import __version__
 from provrag.index.state import IndexRun
+from provrag.index.tables import OCR_PAGES, PAGES
+from provrag.index.versions import history, history_entry, software_versions
 from provrag.store import schema
+from provrag.store.paths import escape_path
 
 # the summary's counts that manifest.json keeps under "counts"
-MANIFEST_COUNTS = ("documents", "documents_ok", "documents_failed", "documents_skipped", "pages", "text_units",
-                   "skeleton_units", "keywords", "entities", "relationships", "communities", "community_reports")
-# packages whose versions are recorded in the manifest (those installed)
-RECORDED_PACKAGES = ("docling-slim", "docling-parse", "pypdfium2", "duckdb", "polars", "pyarrow", "scikit-learn",
-                     "networkx", "graspologic-native", "openai", "tiktoken")
+MANIFEST_COUNTS = ("documents", "documents_ok", "documents_failed", "documents_skipped", "pages", "pages_ocr",
+                   "pages_without_text", "text_units", "skeleton_units", "keywords", "entities", "relationships", "communities", "community_reports")
 
 
 @dataclass
@@ -31,6 +31,8 @@ class IndexSummary:
     documents_skipped: int
     problems: list[dict]        # {"path", "status", "error"} of every file not indexed, in path order
     pages: int                  # physical pages of the documents indexed
+    pages_ocr: int              # of which the text is OCR output (provrag/index/ocr.py)
+    pages_without_text: int     # of which still hold no text (blank, or no OCR engine installed)
     text_units: int
     skeleton_units: int
     keywords: int
@@ -42,6 +44,12 @@ class IndexSummary:
     llm: dict                   # engines.base.Usage.to_dict()
     seconds: float | None
     timings: dict[str, float]   # seconds per stage, and "total"
+    # the index over time (index/versions.py, index/ids.py)
+    index_version: str | None = None   # content version of the index now in place
+    run: int | None = None             # this run's number in the index's history
+    mode: str = "first"                # first | update | full | up to date
+    changes: dict | None = None        # documents added / changed / removed since the previous run
+    ids: dict | None = None            # per table: ids added, changed, retired, live
 
     @classmethod
     def of(cls, run: IndexRun, timings: dict[str, float]) -> IndexSummary:
@@ -49,7 +57,7 @@ class IndexSummary:
         status = docs["status"].to_list()
         ok = docs.filter(docs["status"] == schema.STATUS_OK)
         return cls(
-            index=str(run.out),
+            index=escape_path(run.out),  # any byte sequence, printable (store/paths.py)
             documents=docs.height,
             documents_ok=status.count(schema.STATUS_OK),
             documents_failed=status.count(schema.STATUS_FAILED),
@@ -57,6 +65,8 @@ class IndexSummary:
             problems=[{"path": p, "status": s, "error": e}
                       for p, s, e in docs.select("path", "status", "error").iter_rows() if s != schema.STATUS_OK],
             pages=sum(n or 0 for n in ok["n_pages"].to_list()),
+            pages_ocr=sum(len(p) for p in ok[OCR_PAGES].to_list() if p),
+            pages_without_text=sum(1 for pages in ok[PAGES].to_list() for _, start, end in pages or () if start == end),
             text_units=run.text_units.height,
             skeleton_units=sum(1 for s in run.text_units["is_skeleton"].to_list() if s),
             keywords=run.keywords.height,
@@ -68,22 +78,28 @@ class IndexSummary:
             llm=run.engine.usage.to_dict(),
             seconds=timings.get("total"),
             timings=timings,
+            index_version=run.ids.version() if run.ids is not None else None,
+            run=run.ids.run if run.ids is not None else None,
+            mode="full" if run.full and run.previous else ("update" if run.previous else "first"),
+            changes=run.changes.to_json() if run.changes is not None else None,
+            ids=run.id_counts,
         )
+
+    @classmethod
+    def up_to_date(cls, previous, changes, seconds: float) -> IndexSummary:
+        """The summary of a run that found nothing to do: the previous index's own counts."""
+        m = previous.manifest
+        counts = m.get("counts") or {}
+        problems = [{"path": d.get("path"), "status": d.get("status"), "error": d.get("error")}
+                    for d in m.get("documents") or [] if isinstance(d, dict) and d.get("status") != schema.STATUS_OK]
+        return cls(index=escape_path(previous.path), problems=problems,
+                   **{k: int(counts.get(k) or 0) for k in MANIFEST_COUNTS},
+                   engine=(m.get("engine") or {}).get("llm") or "", llm={"calls": 0, "cached": 0, "failed": 0},
+                   seconds=seconds, timings={"total": seconds}, index_version=m.get("index_version"),
+                   run=m.get("run"), mode="up to date", changes=changes.to_json(), ids=None)
 
     def to_json(self) -> dict:
         return asdict(self)
-
-
-def _versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"provrag": __version__}
-    for pkg in RECORDED_PACKAGES:
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            pass
-    return out
 
 
 def manifest(run: IndexRun, summary: IndexSummary) -> dict:
@@ -93,11 +109,11 @@ def manifest(run: IndexRun, summary: IndexSummary) -> dict:
     out = {
         "provrag_version": __version__,
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "docs_root": str(run.docs),
-        "documents": [{"path": p, "sha256": h, "status": s}
-                      for p, h, s in run.documents.select("path", "sha256", "status").iter_rows()],
+        "docs_root": escape_path(run.docs),
+        "documents": [{"path": p, "sha256": h, "status": s} | ({"error": e} if e else {})
+                      for p, h, s, e in run.documents.select("path", "sha256", "status", "error").iter_rows()],
         "config": cfg.to_dict(),
-        "versions": _versions(),
+        "versions": software_versions(),
         "counts": {k: getattr(summary, k) for k in MANIFEST_COUNTS},
         "skeleton": {"beta": cfg.skeleton.beta, "units": n_sk, "of": n_units,
                      "fraction": round(n_sk / n_units, 4) if n_units else 0.0},
@@ -105,6 +121,10 @@ def manifest(run: IndexRun, summary: IndexSummary) -> dict:
                    "embedding_dim": run.embedder.dim},
         "llm": engine.usage.to_dict(),
         "timings": summary.timings,
+        "index_version": summary.index_version,
+        "run": summary.run,
+        "history": history(run.previous, history_entry(summary.run or 1, summary.index_version or "", summary.mode,
+                                                        run.changes, summary.ids or {})),
     }
     if engine.name != "offline":
         from provrag.engines.openai.cost import full_extraction_estimate

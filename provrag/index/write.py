@@ -7,6 +7,7 @@ swaps it into place afterwards (store/writer.py), so readers never see half an i
 from __future__ import annotations
 
 from provrag.embeddings.base import EMBEDDER_DIR
+from provrag.index.ids import REGISTRY
 from provrag.index.state import IndexRun
 from provrag.index.tables import to_arrow
 from provrag.store import schema
@@ -30,4 +31,6 @@ def write_index(run: IndexRun) -> None:
     store.write_table(run.tmp, schema.EMBEDDINGS, pa.table({schema.ID: pa.array(ids, pa.string()), "vector": vectors},
                                                            schema=schema.SCHEMAS[schema.EMBEDDINGS]))
     run.embedder.save(run.tmp / EMBEDDER_DIR)
-    write_terms(run.tmp, run.text_units)  # the BM25 term table of ask/verify retrieval
+    # the BM25 term table of ask/verify retrieval (an update tokenizes only new units)
+    write_terms(run.tmp, run.text_units, previous=run.previous.path if run.previous and not run.full else None)
+    store.write_table(run.tmp, REGISTRY, run.ids.to_arrow())  # every number ever given out (index/ids.py)

@@ -135,6 +135,7 @@ def _join_seams(sentence: str, ranked: list[tuple], units: dict[str, UnitRow]) -
             joined = replace(a, page_start=min(ua.page_start or 0, ub.page_start or 0) or ua.page_start,
                              page_end=max(ua.page_end or 0, ub.page_end or 0) or ub.page_end,
                              quote=q, text_unit_ids=[ua.id, ub.id], via=f"{a.via}; {b.via}",
+                             ocr_pages=sorted(set(ua.ocr_pages or []) | set(ub.ocr_pages or [])),
                              score=round(max(float(a.score), float(b.score)), 4),
                              char_start=a_off + q0 if a_off is not None else None,
                              char_end=b_off + (q1 - cut) if b_off is not None else None)
@@ -235,18 +236,24 @@ def _resolve_groups(reader, groups: list[tuple[int | None, str, list[Ref]]], top
                     continue
                 seen.add((r.kind, i))
                 if (r.kind, i) in missing:
-                    unresolved.append(Unresolved(r.kind, i, idx, _why_missing(reader, r.kind)))
+                    unresolved.append(Unresolved(r.kind, i, idx, _why_missing(reader, r.kind, i)))
                 elif not any(uid in units for uid, _ in found.get((r.kind, i), [])):
                     dead_ends.append({"kind": r.kind, "id": i, "sentence_index": idx})
     return sources, unresolved, dead_ends
 
 
-def _why_missing(reader, kind: str) -> str:
+def _why_missing(reader, kind: str, number: int) -> str:
+    """Why a cited number resolves to nothing: no such table, an id retired by a later run of
+    the index (its content is gone: never another unit's text), or no such id at all."""
+    from provrag.query.since import id_history
+
     table = {"Reports": "community_reports", "Entities": "entities", "Relationships": "relationships",
              "Claims": "covariates", "Sources": "text_units"}[kind]
     if reader.tables.get(table) is None:
         return f"this index has no {table} table"
-    return f"no such id in {table}"
+    history = id_history(reader)
+    retired = history.retired_reason(kind, number) if history is not None else None
+    return retired or f"no such id in {table}"
 
 
 def resolve_refs(reader, refs: list[Ref], sentence: str, top_k: int = 3,

@@ -73,14 +73,43 @@ def stats_of(units_count: int, terms_df) -> dict:
     return {"n_units": int(units_count), "avgdl": (total / n) if total else 1.0, "tokenizer": TOKENIZER}
 
 
-def write_terms(folder: Path, units) -> dict:
+def previous_terms(index_path: Path | None, unit_ids: set[str]):
+    """The term rows of `unit_ids` in a previous index's terms.parquet (same tokenizer), or
+    None. A unit's id hashes its text (index/chunk.unit_id), so its rows are still right."""
+    if index_path is None or not (Path(index_path) / TERMS_FILE).is_file():
+        return None
+    import polars as pl
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(Path(index_path) / TERMS_FILE).metadata or {}
+        if json.loads(meta.get(KV_KEY.encode(), b"{}")).get("tokenizer") != TOKENIZER:
+            return None
+        old = pl.read_parquet(Path(index_path) / TERMS_FILE)
+    except (OSError, ValueError):
+        return None
+    return old.filter(pl.col("text_unit_id").is_in(list(unit_ids)))
+
+
+def write_terms(folder: Path, units, previous: Path | None = None) -> dict:
     """Write INDEX/terms.parquet for the index pipeline; returns the footer stats.
 
     `units` is the pipeline's list of text-unit dicts (or a polars frame) with id and text.
+    `previous`: an index whose rows for the same unit ids are reused (an update tokenizes only
+    new units; the table is the one a full build writes).
     """
+    import polars as pl
     import pyarrow.parquet as pq
 
-    df = build_terms(units)
+    reused = None
+    if previous is not None and isinstance(units, pl.DataFrame):
+        reused = previous_terms(previous, set(units["id"].to_list()))
+    if reused is not None and reused.height:
+        done = set(reused["text_unit_id"].unique().to_list())
+        fresh = build_terms(units.filter(~pl.col("id").is_in(list(done))))
+        df = pl.concat([reused, fresh]).sort(["term", "text_unit_id"])
+    else:
+        df = build_terms(units)
     n = units.height if hasattr(units, "height") else len(units)
     stats = stats_of(n, df)
     table = df.to_arrow()

@@ -56,7 +56,7 @@ def _page(c: dict) -> str:
     p0, p1 = c.get("page_start"), c.get("page_end")
     if p0 is None:
         return ""
-    return f" p.{p0}" if p1 in (None, p0) else f" pp.{p0}–{p1}"
+    return (f" p.{p0}" if p1 in (None, p0) else f" pp.{p0}–{p1}") + (" (OCR)" if c.get("ocr") else "")
 
 
 def trace_tree(t: dict, max_items: int = 8):
@@ -70,8 +70,9 @@ def trace_tree(t: dict, max_items: int = 8):
     root = Tree(head)
     if t.get("question") is not None:
         root.add(Text(f"question: {t.get('question')}"))
-    meta = root.add(Text(f"engine {t.get('engine')} · model {t.get('model')} · index {t.get('index')} ({t.get('index_kind')})",
-                         style="dim"))
+    version = f" version {t['index_version']}" if t.get("index_version") else ""  # what its citations meant
+    meta = root.add(Text(f"engine {t.get('engine')} · model {t.get('model')} · index {t.get('index')} "
+                         f"({t.get('index_kind')}{version})", style="dim"))
     usage = t.get("usage") or {}
     if usage:
         meta.add(Text(f"llm: {usage.get('calls', 0)} calls, {usage.get('cached', 0)} cached, "

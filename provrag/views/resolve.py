@@ -10,18 +10,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from provrag.views.since import index_changes_lines
+
 if TYPE_CHECKING:
     from provrag.results import ResolveResult
 
 
 def page_text(src: dict) -> str:
-    """'p. 12', 'pp. 12–13', "p. 14 (label 'xii')", or '—' when the index has no pages."""
+    """'p. 12', 'pp. 12–13', "p. 14 (label 'xii')", 'p. 4 (OCR)', or '—' when the index has no pages."""
     p0, p1, label = src.get("page_start"), src.get("page_end"), src.get("page_label")
     if p0 is None:
         return "—"
     s = f"p. {p0}" if p1 in (None, p0) else f"pp. {p0}–{p1}"
     if label not in (None, "", str(p0)):
         s += f" (label '{label}')"
+    if src.get("ocr"):  # the page has no text layer: its words are Tesseract's reading
+        s += " (OCR)"
     return s
 
 
@@ -151,6 +155,7 @@ def resolve_view(result: ResolveResult):
         parts.append(Text(f"unreadable citation text: {p['fragment']!r} ({p['reason']})", style="red"))
     n_unres = len({(u.kind, u.id) for u in result.unresolved})
     n_ids = len({(c.kind, i) for c in result.citations for i in c.ids})
+    parts.extend(index_changes_lines(result.index_changes))
     parts.append(Rule(style="dim"))
     parts.append(Text(f"{len(by_sentence)} cited sentences, {n_ids} distinct ids cited, "
                       f"{n_ids - n_unres} resolved, {n_unres} unresolved, {len(result.sources)} sources listed",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from provrag.views.resolve import quote_line
+from provrag.views.since import index_changes_lines
 
 if TYPE_CHECKING:
     from provrag.results import Evidence, VerifyResult
@@ -22,7 +23,7 @@ def _page(e: Evidence) -> str:
     txt = f"p.{p0}" if p1 in (None, p0) else f"pp.{p0}–{p1}"
     if e.page_label and str(e.page_label) != str(p0):
         txt += f" (printed {e.page_label})"
-    return txt
+    return txt + (" (OCR)" if e.ocr_pages else "")
 
 
 def _short(s: str, n: int) -> str:
@@ -76,7 +77,9 @@ def verify_view(result: VerifyResult, width: int = 100, per_claim: int = 2):
         for e in c.evidence[:per_claim]:
             parts.append(_evidence_line(e, width))
         for u in c.unresolved:
-            parts.append(Text(f"    unresolved citation: {u.get('kind')} ({u.get('id')})", style="red"))
+            why = f" — {u['reason']}" if u.get("reason") else ""
+            parts.append(Text(f"    unresolved citation: {u.get('kind')} ({u.get('id')}){why}", style="red"))
+    parts.extend(index_changes_lines(result.index_changes))
     sm = result.summary
     line = Text()
     if sm.get("claims"):

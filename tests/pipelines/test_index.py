@@ -144,8 +144,9 @@ def test_rerun_is_identical(built, tmp_path, run_cli):
 
 
 SUMMARY_KEYS = ["index", "documents", "documents_ok", "documents_failed", "documents_skipped", "problems", "pages",
-                "text_units", "skeleton_units", "keywords", "entities", "relationships", "communities",
-                "community_reports", "engine", "llm", "seconds", "timings"]
+                "pages_ocr", "pages_without_text", "text_units", "skeleton_units", "keywords", "entities", "relationships", "communities",
+                "community_reports", "engine", "llm", "seconds", "timings",
+                "index_version", "run", "mode", "changes", "ids"]  # the index over time (issue 17)
 
 
 def test_json_summary_agrees_with_the_tables_and_manifest(built):

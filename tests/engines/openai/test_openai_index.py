@@ -46,13 +46,16 @@ def indexes(tmp_path_factory, small_corpus, scripted_llm_server):
         first = run_index(docs, w / "openai", cfg)
         m1 = json.loads((w / "openai" / "manifest.json").read_text())
         stats1 = srv.stats()
-        second = run_index(docs, w / "openai", cfg)
-        m2 = json.loads((w / "openai" / "manifest.json").read_text())
+        second = run_index(docs, w / "openai", cfg)  # nothing changed: up to date, nothing sent
         stats2 = srv.stats()
+        # an index setting changed ([load] workers): every stage runs again, from the reply cache
+        third = run_index(docs, w / "openai", cfg.replace("load", workers=1))
+        m3 = json.loads((w / "openai" / "manifest.json").read_text())
+        stats3 = srv.stats()
     finally:
         mp.undo()
-    return {"w": w, "offline": offline, "first": first, "second": second, "m1": m1, "m2": m2,
-            "stats1": stats1, "stats2": stats2}
+    return {"w": w, "offline": offline, "first": first, "second": second, "third": third, "m1": m1, "m3": m3,
+            "stats1": stats1, "stats2": stats2, "stats3": stats3}
 
 
 def test_same_tables_and_columns_as_offline(indexes, small_corpus):
@@ -87,10 +90,13 @@ def test_manifest_counts_match_what_the_server_saw(indexes):
 
 
 def test_second_run_makes_zero_calls(indexes):
-    llm = indexes["m2"]["llm"]
-    assert llm["calls"] == 0 and llm["cached"] > 0
+    assert indexes["second"].mode == "up to date" and indexes["second"].llm["calls"] == 0
     assert indexes["stats2"]["requests"] == indexes["stats1"]["requests"]
-    assert indexes["m2"]["counts"] == indexes["m1"]["counts"]
+    llm = indexes["m3"]["llm"]  # a re-run through every stage: all from the cache
+    assert indexes["third"].mode == "update"
+    assert llm["calls"] == 0 and llm["cached"] > 0
+    assert indexes["stats3"]["requests"] == indexes["stats1"]["requests"]
+    assert indexes["m3"]["counts"] == indexes["m1"]["counts"]
 
 
 def test_key_is_nowhere_in_the_index_folder(indexes):
