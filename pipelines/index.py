@@ -84,7 +84,7 @@ def extract(run: IndexRun) -> None:
     """The engine's entities and relationships of the skeleton units, merged GraphRAG's way."""
     from provrag.index.extract import extract_stage
 
-    # offline extraction is deterministic: its batches are cached whole. A model's replies are
+    # offline extraction is deterministic: its batches and summaries are cached whole. A model's replies are
     # cached per call by the engine itself, so a failed call is retried next run, not frozen.
     cache = run.cache("extract") if run.engine.name == "offline" else None
     entities, relationships, run.text_units = extract_stage(run.text_units, run.engine, run.cfg, run.progress,

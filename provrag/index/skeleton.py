@@ -1,12 +1,23 @@
 """KET-RAG's skeleton: which text units are worth full (expensive) graph extraction.
 
-A KNN graph joins every unit to its nearest embedding neighbours and to the units sharing
-most of its salient words (KET-RAG uses both); PageRank on that graph finds the units the
-rest of the corpus points at, and the top β of them form the skeleton. β defaults to 0.25,
-not KET-RAG's code default 0.8: the point of the skeleton here is cost — with an LLM engine
-extraction is ~75 % of indexing spend (GraphRAG's docs) — and the paper's sweep shows
-quality close to full extraction well below β = 0.5 because the keyword graph (built for
-every unit, below) covers what the skeleton leaves out.
+A KNN graph joins every unit to its nearest neighbours by TF-IDF cosine and to the units
+sharing most of its salient words (KET-RAG uses an embedding graph and a keyword graph);
+PageRank on that graph finds the units the rest of the text points at, and the top β of them
+form the skeleton. β defaults to 0.25, not KET-RAG's code default 0.8: the point of the
+skeleton here is cost — with an LLM engine extraction is ~75 % of indexing spend (GraphRAG's
+docs) — and the paper's sweep shows quality close to full extraction well below β = 0.5
+because the keyword graph (built for every unit, below) covers what the skeleton leaves out.
+
+Where KET-RAG ranks the whole corpus at once, provrag ranks each document's units among
+themselves (its own graph, its own word statistics) and takes the top β of every document:
+- an index update then re-extracts only the documents that changed. Ranked corpus-wide, any
+  change moved the PageRank of every unit and pulled units of untouched files into the
+  skeleton: on the Debian manuals, deleting CAD.pdf still sent 12 extraction requests, all
+  for units of other files (bench/update_speed.py with the `openai` engine);
+- no document is starved: corpus-wide, a short manual among long ones could get no skeleton
+  unit at all, and so no entity a question could find it by.
+The `vecs` argument (the index's embeddings) is not used for the graph for the same reason:
+a corpus-fitted embedder changes every vector when one file changes.
 """
 from __future__ import annotations
 
@@ -27,7 +38,8 @@ _BLOCK = 2048
 
 
 def _embedding_neighbours(vecs: np.ndarray, k: int) -> list[tuple[int, int, float]]:
-    """Top-k cosine neighbours of every unit, computed block by block (exact, bounded memory)."""
+    """Top-k cosine neighbours of every unit (L2-normalised rows, dense or sparse), computed block by
+    block (exact, bounded memory)."""
     n = vecs.shape[0]
     k = min(k, n - 1)
     edges: list[tuple[int, int, float]] = []
@@ -35,6 +47,8 @@ def _embedding_neighbours(vecs: np.ndarray, k: int) -> list[tuple[int, int, floa
         return edges
     for s in range(0, n, _BLOCK):
         sims = vecs[s:s + _BLOCK] @ vecs.T
+        if hasattr(sims, "toarray"):  # sparse TF-IDF rows: one dense block at a time
+            sims = sims.toarray()
         for r in range(sims.shape[0]):
             sims[r, s + r] = -np.inf
         top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
@@ -91,29 +105,55 @@ def _lexical_neighbours(m, k: int, salient: int = 10) -> list[tuple[int, int, fl
     return edges
 
 
-def skeleton_stage(text_units: pl.DataFrame, vecs: np.ndarray, cfg: Config,
-                   progress=None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """text_units with is_skeleton/skeleton_score filled, and the keywords frame (every unit)."""
+def _document_scores(m, sk) -> dict[int, float]:
+    """PageRank of one document's units (rows of the keyword count matrix `m`) over its own
+    KNN graph: TF-IDF cosine neighbours (idf within the document) and salient-word overlap."""
     import networkx as nx
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    n = m.shape[0]
+    if n == 1:
+        return {0: 1.0}
+    weighted = TfidfTransformer(sublinear_tf=True).fit_transform(m).astype(np.float32)
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    for a, b, w in _embedding_neighbours(weighted, sk.knn_k) + _lexical_neighbours(m, sk.lexical_k):
+        if w > 0:
+            prev = g.get_edge_data(a, b, {}).get("weight", 0.0)
+            g.add_edge(a, b, weight=prev + w)
+    return nx.pagerank(g, alpha=sk.damping, weight="weight")
+
+
+def skeleton_stage(text_units: pl.DataFrame, vecs: np.ndarray | None, cfg: Config,
+                   progress=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """text_units with is_skeleton/skeleton_score filled (the unit's PageRank within its
+    document), and the keywords frame (every unit)."""
     import polars as pl
 
     sk = cfg.skeleton
     n = text_units.height
     ids, texts = text_units[schema.ID].to_list(), text_units[schema.TEXT].to_list()
     m, vocab = _keyword_matrix(texts)
-    g = nx.DiGraph()
-    g.add_nodes_from(range(n))
-    for a, b, w in _embedding_neighbours(vecs, sk.knn_k) + (_lexical_neighbours(m, sk.lexical_k) if m is not None else []):
-        if w > 0:
-            prev = g.get_edge_data(a, b, {}).get("weight", 0.0)
-            g.add_edge(a, b, weight=prev + w)
-    scores = nx.pagerank(g, alpha=sk.damping, weight="weight") if n else {}
-    n_sk = min(n, max(1 if n else 0, round(sk.beta * n)))
-    order = sorted(range(n), key=lambda i: (-scores.get(i, 0.0), ids[i]))
-    chosen = set(order[:n_sk])
+    rows_of: dict[str | None, list[int]] = {}
+    for i, doc in enumerate(text_units[schema.DOCUMENT_ID].to_list()):
+        rows_of.setdefault(doc, []).append(i)
+    scores = [0.0] * n
+    chosen: set[int] = set()
+    with stage(progress, "skeleton", len(rows_of)) as task:
+        for rows in rows_of.values():
+            if m is not None:
+                local = _document_scores(m[rows], sk)
+            else:  # no word at all (only numbers or stop words): uniform
+                local = {j: 1.0 / len(rows) for j in range(len(rows))}
+            for j, r in enumerate(rows):
+                scores[r] = float(local.get(j, 0.0))
+            n_sk = min(len(rows), max(1, round(sk.beta * len(rows))))
+            order = sorted(rows, key=lambda r: (-scores[r], ids[r]))
+            chosen.update(order[:n_sk])
+            task.advance()
     text_units = text_units.with_columns(
         pl.Series("is_skeleton", [i in chosen for i in range(n)], dtype=pl.Boolean),
-        pl.Series("skeleton_score", [float(scores.get(i, 0.0)) for i in range(n)], dtype=pl.Float64))
+        pl.Series("skeleton_score", scores, dtype=pl.Float64))
 
     keywords: list[dict] = []
     if m is not None:
@@ -124,6 +164,4 @@ def skeleton_stage(text_units: pl.DataFrame, vecs: np.ndarray, cfg: Config,
             keywords.append({schema.ID: schema.content_id("keyword", word), schema.HRID: j, "keyword": word,
                              schema.TEXT_UNIT_IDS: sorted(ids[r] for r in rows),
                              "frequency": int(mc.data[a:b].sum())})
-    with stage(progress, "skeleton", 1) as task:
-        task.advance()
     return text_units, frame(schema.KEYWORDS, keywords)

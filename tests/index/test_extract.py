@@ -209,3 +209,26 @@ def test_trim_cuts_at_a_word_and_marks_the_cut():
     assert trim("  Alex   Mercer\nleads.  ", 40) == "Alex Mercer leads."
     cut = trim("Alex Mercer leads the team into the Dulce base, carefully.", 30)
     assert cut == "Alex Mercer leads the team…" and len(cut) <= 30
+
+
+def test_batches_change_only_around_an_edit(small_corpus):
+    """Content-defined batch boundaries: units inserted in the middle (a new document between
+    two others) leave the batches before and after them as they were, so an index update finds
+    those in the cache."""
+    from provrag.index.chunk import unit_id
+    from provrag.index.extract import batches_of
+
+    def units_of(name: str, text: str) -> list[tuple[str, str]]:
+        seen: dict[str, int] = {}
+        return [(unit_id(name, u["text"], seen), u["text"]) for u in chunk_text(text, None, 60, 0)]
+
+    lincoln = (small_corpus / "sotu-1863-lincoln.txt").read_text()
+    first, last = units_of("a.txt", lincoln[: len(lincoln) // 2]), units_of("c.txt", lincoln[len(lincoln) // 2:])
+    inserted = units_of("b.txt", lincoln[:3000])
+    before = batches_of(first + last, 32)
+    after = batches_of(first + inserted + last, 32)
+    assert all(1 <= len(b) <= 32 for b in before + after)
+    assert [u for b in after for u in b] == first + inserted + last  # every unit once, in order
+    kept = [b for b in before if b in after]
+    assert len(kept) >= len(before) - 3  # at most the batch the insertion falls into (and its neighbour) change
+    assert any(b[0] in last for b in kept)  # batches after the insertion are found again too

@@ -60,3 +60,28 @@ def test_deterministic(small_corpus):
     a, ka = skeleton_stage(units, vecs, load_config())
     b, kb = skeleton_stage(units, vecs, load_config())
     assert a.equals(b) and ka.equals(kb)
+
+
+def _two_documents(small_corpus) -> pl.DataFrame:
+    """Lincoln's message and a tenth of it as a second document, as one run's text units."""
+    text = (small_corpus / "sotu-1863-lincoln.txt").read_text()
+    rows = []
+    for doc, body in (("doc-lincoln", text), ("doc-excerpt", text[: len(text) // 10])):
+        for u in chunk_text(body, None, 120, 0):
+            u["id"], u["document_id"] = f"{doc}-{len(rows):03d}", doc
+            u["human_readable_id"] = len(rows)
+            rows.append(u)
+    return frame(schema.TEXT_UNITS, rows)
+
+
+def test_each_document_gets_its_own_beta_and_keeps_it_when_others_change(small_corpus):
+    units = _two_documents(small_corpus)
+    cfg = load_config()
+    both, _ = skeleton_stage(units, None, cfg)
+    for doc in ("doc-lincoln", "doc-excerpt"):  # the short excerpt is not starved by the long message
+        part = both.filter(pl.col("document_id") == doc)
+        assert part.height and part["is_skeleton"].sum() == max(1, round(0.25 * part.height))
+    # the other document removed: this one's skeleton and scores are exactly what they were
+    alone, _ = skeleton_stage(units.filter(pl.col("document_id") == "doc-lincoln"), None, cfg)
+    was = both.filter(pl.col("document_id") == "doc-lincoln")
+    assert alone.select("id", "is_skeleton", "skeleton_score").equals(was.select("id", "is_skeleton", "skeleton_score"))

@@ -43,6 +43,7 @@ _MIN_WORDS, _MAX_WORDS = 6, 60   # a statement, not a fragment nor a run-on tabl
 _PROSE = 0.6                     # share of a statement's tokens that are words (not numbers, symbols, paths)
 _MMR_LAMBDA = 0.7                # centrality against novelty when taking findings (MMR)
 _PER_UNIT = 2                    # findings quoted from one text unit at most
+_RESTATEMENT = 0.9              # TF-IDF cosine at or above which two candidates say the same thing
 _NAMED = 10                      # the community's top entities (by degree) a candidate must name one of
 _TOKEN = re.compile(r"\S+")
 # list bullets, elisions and runs of upper-case words: list items, running heads and headings
@@ -192,6 +193,7 @@ def central_statements(context: dict, k: int, names: list[str]) -> list[tuple[st
         blocked[best] = True
         if units[best] >= 0 and sum(units[i] == units[best] for i in chosen) >= _PER_UNIT:
             blocked |= units == units[best]
+        blocked |= sim[best] >= _RESTATEMENT  # a sentence a text repeats with a word changed: one finding
         novelty = np.maximum(novelty, sim[best])
     taken = [pool[i][0] for i in chosen]
     return [(sent, unit, None if pair and any(t != sent and t in pair for t in taken) else pair)
