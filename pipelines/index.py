@@ -69,8 +69,10 @@ def embed(run: IndexRun) -> None:
         if hasattr(embedder, "attach_cache"):
             embedder.attach_cache(run.cache("embed"))
 
-    known = previous_vectors(run.previous, run.cfg) if not run.full else None
-    run.embedder, run.vectors = embed_stage(run.text_units, run.cfg, run.progress, prepare=prepare, known=known)
+    def reuse():  # the previous index's vectors, asked for only by an embedder that embeds text by text
+        return previous_vectors(run.previous, run.cfg) if not run.full else None
+
+    run.embedder, run.vectors = embed_stage(run.text_units, run.cfg, run.progress, prepare=prepare, reuse=reuse)
 
 
 def skeleton(run: IndexRun) -> None:

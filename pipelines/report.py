@@ -143,11 +143,10 @@ def run_report(index_dir, out_path, *, trace_id: str | None = None, verify_json=
         (x["answer"] for x in reversed(traces) if isinstance(x.get("answer"), str)), None)
     ask_trace = next((x for x in traces if x.get("kind") == "ask"), None)
     if ask_trace is not None and answer and "index_changes" not in vj:
-        from provrag.pipelines.verify import changes_since
+        from provrag.query.since import changes_since
 
         with open_index(index_dir) as reader:  # which cited ids changed since the answer was made
-            vj = vj | {"index_changes": changes_since(
-                reader, {"from": "trace", "index_version": ask_trace.get("index_version")}, answer)}
+            vj = vj | {"index_changes": changes_since(reader, ask_trace.get("index_version"), answer)}
     html = build_report(vj, question=question, answer=answer, trace=traces, index_dir=index_dir,
                         docs_root=docs_root, max_pages=max_pages)
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")

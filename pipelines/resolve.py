@@ -26,7 +26,7 @@ def run_resolve(index_dir, answer: str | None, cfg: Config, top_k: int | None = 
     from provrag.query.resolve import resolve_answer
     from provrag.store.reader import open_index
 
-    since = None
+    since, from_trace = None, trace_id is not None
     if trace_id is not None:
         from provrag.store.traces import TraceNotFound, load_trace
 
@@ -36,14 +36,14 @@ def run_resolve(index_dir, answer: str | None, cfg: Config, top_k: int | None = 
             raise UsageError(str(e)) from None
         if not isinstance(t.get("answer"), str) or not t["answer"].strip():
             raise UsageError(f"trace {trace_id} holds no answer (kind {t.get('kind')})")
-        answer, since = t["answer"], {"from": "trace", "index_version": t.get("index_version")}
+        answer, since = t["answer"], t.get("index_version")
     with open_index(Path(index_dir)) as reader:
         try:
             result = resolve_answer(reader, answer or "", top_k=top_k or cfg.resolve.top_k)
         except (duckdb.Error, OSError) as e:  # a damaged parquet file found mid-query
             raise UsageError(f"cannot read index {index_dir}: {str(e).splitlines()[0][:200]}") from None
-        if since is not None:
-            from provrag.pipelines.verify import changes_since
+        if from_trace:  # which of its cited ids changed since the trace's index version
+            from provrag.query.since import changes_since
 
             result.index_changes = changes_since(reader, since, answer)
     return result

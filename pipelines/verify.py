@@ -71,18 +71,6 @@ def read_answer(answer: str | None, answer_file: Path | None, trace_id: str | No
     return answer, None, {"from": "argument"}
 
 
-def changes_since(reader, source: dict, answer: str) -> dict | None:
-    """For an answer from a stored trace: the ids it cites that changed or were retired since
-    the index version it was made on (query/since.py); None when the answer has no version to
-    compare with or the index keeps no id registry."""
-    from provrag.query.since import cited_numbers, id_history
-
-    history = id_history(reader)
-    if history is None or source.get("from") != "trace":
-        return None
-    return history.since(source.get("index_version"), cited_numbers(answer)).to_json()
-
-
 def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_file: Path | None = None,
                trace_id: str | None = None, stdin_text: str | None = None, question: str | None = None,
                save: bool = True, progress=None) -> VerifyResult:
@@ -112,7 +100,11 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
             d["claims"] = len(result.claims)
         with tr.stage("summary", "Summary") as d:
             d.update(result.summary)
-        changes = changes_since(reader, source, text)
+        changes = None
+        if source.get("from") == "trace":  # which of its cited ids changed since the trace's index version
+            from provrag.query.since import changes_since
+
+            changes = changes_since(reader, source.get("index_version"), text)
         if changes is not None:
             with tr.stage("index_changes", "Cited ids changed since the answer") as d:
                 d.update(changes)

@@ -23,17 +23,15 @@ if TYPE_CHECKING:
 
 
 def previous_vectors(previous, cfg: Config) -> dict[str, np.ndarray] | None:
-    """unit id → vector of the previous index, when its embedder settings are this run's and
-    the embedder embeds texts one by one (None otherwise: nothing to reuse)."""
-    if previous is None or make_embedder(cfg).corpus_fitted:
-        return None
-    if (previous.manifest.get("config") or {}).get("embeddings") != cfg.to_dict().get("embeddings"):
+    """unit id → vector of the previous index, when it was embedded with this run's embedder
+    settings (None otherwise: nothing to reuse). Only asked for by embed_stage when the embedder
+    embeds texts one by one."""
+    if previous is None or (previous.manifest.get("config") or {}).get("embeddings") != cfg.to_dict().get("embeddings"):
         return None
     import pyarrow.parquet as pq
 
-    path = previous.path / f"{schema.EMBEDDINGS}.parquet"
     try:
-        table = pq.read_table(path)
+        table = pq.read_table(previous.path / f"{schema.EMBEDDINGS}.parquet")
     except (OSError, ValueError):
         return None
     ids = table.column(schema.ID).to_pylist()
@@ -42,13 +40,13 @@ def previous_vectors(previous, cfg: Config) -> dict[str, np.ndarray] | None:
 
 
 def embed_stage(text_units: pl.DataFrame, cfg: Config, progress=None, prepare=None,
-                known: dict[str, np.ndarray] | None = None) -> tuple[Embedder, np.ndarray]:
+                reuse=None) -> tuple[Embedder, np.ndarray]:
     """The fitted embedder and one vector per text unit, in the frame's order
     (batched so the progress bar moves).
 
     `prepare(embedder)` runs before any text is embedded (the pipeline attaches its cache
-    and usage counter there). `known`: vectors by unit id to take instead of embedding
-    (previous_vectors), for embedders that are not fitted on the corpus.
+    and usage counter there). `reuse()`: vectors by unit id to take instead of embedding
+    (previous_vectors), called only for an embedder that is not fitted on the corpus.
     """
     texts = text_units[schema.TEXT].to_list()
     ids = text_units[schema.ID].to_list()
@@ -56,13 +54,16 @@ def embed_stage(text_units: pl.DataFrame, cfg: Config, progress=None, prepare=No
     if prepare is not None:
         prepare(emb)
     emb = emb.fit(texts)
-    known = known if known and not emb.corpus_fitted else {}
-    todo = [i for i, uid in enumerate(ids) if uid not in known or known[uid].shape != (emb.dim,)]
-    bs = max(1, cfg.embeddings.batch_size) * 16
+    known = (reuse() or {}) if reuse is not None and not emb.corpus_fitted else {}
     vecs = np.zeros((len(texts), max(emb.dim, 1)), np.float32)
+    todo = []
     for i, uid in enumerate(ids):
-        if uid in known and known[uid].shape == (emb.dim,):
-            vecs[i] = known[uid]
+        v = known.get(uid)
+        if v is not None and v.shape == (emb.dim,):
+            vecs[i] = v
+        else:
+            todo.append(i)
+    bs = max(1, cfg.embeddings.batch_size) * 16
     with stage(progress, "embed", len(todo)) as task:
         for s in range(0, len(todo), bs):
             rows = todo[s:s + bs]

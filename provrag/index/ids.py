@@ -110,19 +110,25 @@ class IdRegistry:
     def number(self, table: str, ids: list[str], digests: list[str]) -> list[int]:
         """The human_readable_id of each id: its registered number, or the next free one of the
         table for new content (in the order given, so a first run numbers 0, 1, 2 …)."""
-        known = self.entries[table]
-        following = max((e.hrid for e in known.values()), default=-1) + 1
+        following = max((e.hrid for e in self.entries[table].values()), default=-1) + 1
         out = []
         for id_, digest in zip(ids, digests):
-            e = known.get(id_)
-            if e is None:
-                e = known[id_] = Entry(following, digest, self.run, self.run)
+            e = self.record(table, id_, following, digest)
+            if e.hrid == following:  # new content took the next number
                 following += 1
-            elif e.retired is not None or e.digest != digest:
-                e.retired, e.digest, e.changed = None, digest, self.run  # back, or rewritten
-            self.seen[table].add(id_)
             out.append(e.hrid)
         return out
+
+    def record(self, table: str, id_: str, number: int, digest: str) -> Entry:
+        """This run saw `id_` with content `digest`: its entry (new ones numbered `number`),
+        revived if it had been retired and marked changed if its content differs."""
+        e = self.entries[table].get(id_)
+        if e is None:
+            e = self.entries[table][id_] = Entry(number, digest, self.run, self.run)
+        elif e.retired is not None or e.digest != digest:
+            e.retired, e.digest, e.changed = None, digest, self.run  # back, or rewritten
+        self.seen[table].add(id_)
+        return e
 
     def number_frame(self, table: str, df: pl.DataFrame, key: str = schema.ID) -> pl.DataFrame:
         """`df` with human_readable_id from the registry (the digest read off DIGEST_COLUMNS)."""
@@ -157,14 +163,6 @@ class IdRegistry:
                        if e.retired is None)
         return schema.content_id("index", *parts)[:16]
 
-    # ---- asking about a cited number --------------------------------------------------------
-
-    def by_number(self, table: str, hrid: int) -> Entry | None:
-        for e in self.entries.get(table, {}).values():
-            if e.hrid == hrid:
-                return e
-        return None
-
 
 def community_numbers(registry: IdRegistry, communities: pl.DataFrame) -> pl.DataFrame:
     """Communities renumbered by the registry: `community`, `human_readable_id`, `parent` and
@@ -187,15 +185,6 @@ def register_reports(registry: IdRegistry, reports: pl.DataFrame, communities: p
     """Record each report's digest under its community's id and number (reports are cited by
     their community's number; a rewritten report is a change of that number's content)."""
     community_id = dict(zip(communities[schema.COMMUNITY].to_list(), communities[schema.ID].to_list()))
-    known = registry.entries[schema.COMMUNITY_REPORTS]
     for number, full in reports.select(schema.COMMUNITY, "full_content").iter_rows():
-        cid = community_id.get(number)
-        if cid is None:
-            continue
-        digest = digest_of((full,))
-        e = known.get(cid)
-        if e is None:
-            known[cid] = Entry(int(number), digest, registry.run, registry.run)
-        elif e.retired is not None or e.digest != digest:
-            e.retired, e.digest, e.changed = None, digest, registry.run
-        registry.seen[schema.COMMUNITY_REPORTS].add(cid)
+        if number in community_id:
+            registry.record(schema.COMMUNITY_REPORTS, community_id[number], int(number), digest_of((full,)))

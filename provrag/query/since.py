@@ -32,10 +32,6 @@ class IdChanges:
     changed: list[dict] = field(default_factory=list)    # {"kind", "id", "run"}
     retired: list[dict] = field(default_factory=list)    # {"kind", "id", "run", "reason"}
 
-    @property
-    def any(self) -> bool:
-        return bool(self.changed or self.retired) or not self.known
-
     def to_json(self) -> dict[str, Any]:
         return {"since": self.since, "index_version": self.index_version, "known": self.known,
                 "changed": self.changed, "retired": self.retired}
@@ -116,6 +112,13 @@ def id_history(reader) -> IdHistory | None:
         if reader.kind == "provrag" and (Path(reader.path) / f"{REGISTRY}.parquet").is_file():
             st[0] = IdHistory(reader.path)
     return st[0]
+
+
+def changes_since(reader, version: str | None, answer: str) -> dict | None:
+    """For an answer made on index `version` (a stored trace's): the ids it cites that changed or
+    were retired since, as `index_changes` JSON; None when the index keeps no id registry."""
+    history = id_history(reader)
+    return history.since(version, cited_numbers(answer)).to_json() if history is not None else None
 
 
 def cited_numbers(answer: str) -> list[tuple[str, int]]:

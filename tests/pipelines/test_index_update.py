@@ -4,6 +4,7 @@ rebuild, and old citations that never silently re-point — on real documents, t
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 
@@ -97,6 +98,12 @@ def test_update_keeps_numbers_retires_the_removed_and_reports_it(small_copy, run
     assert {r["id"] for r in verified["index_changes"]["retired"] if r["kind"] == "Sources"} == retired
     shown = run_cli("verify", "--trace", answer["trace_id"], "--index", out)
     assert "retired since the answer" in shown.stdout and "Traceback" not in shown.stderr
+    html = w / "report.html"
+    rep = run_cli("report", "--trace", answer["trace_id"], "--index", out, "--out", html)
+    assert rep.returncode == 0, rep.stderr[-1000:]
+    assert f"retired since the answer: Sources ({min(retired)})" in html.read_text(encoding="utf-8")
+    traced = run_cli("trace", answer["trace_id"], "--index", out, env=dict(os.environ, COLUMNS="200"))
+    assert f"version {first['index_version']}" in traced.stdout  # what its citations meant
 
     history = json.loads((out / "manifest.json").read_text())["history"]
     assert [h["run"] for h in history] == [1, 2]
@@ -123,10 +130,9 @@ def test_unchanged_rerun_is_up_to_date_and_leaves_the_index_alone(small_copy, ru
     assert shown.returncode == 0 and "up to date" in shown.stdout
 
 
-def test_update_equals_a_full_rebuild_table_by_table(small_copy, run_cli, tmp_path):
-    _, docs_src = small_copy
+def test_update_equals_a_full_rebuild_table_by_table(small_corpus, run_cli, tmp_path):
     docs = tmp_path / "docs"
-    shutil.copytree(docs_src, docs)
+    shutil.copytree(small_corpus, docs, ignore=shutil.ignore_patterns("licenses"))
     a, b = tmp_path / "a", tmp_path / "b"
     index_json(run_cli, docs, a)
     # an edit of a real text: the last third of Lincoln's message replaced by its first paragraph
