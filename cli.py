@@ -11,7 +11,6 @@ and exit status (provrag/errors.py). Heavy imports happen inside the commands, s
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Optional
@@ -19,24 +18,10 @@ from typing import Optional
 import typer
 from typer.core import TyperGroup
 
-INTERNAL_ERROR = 3
-_state = {"debug": False}
-
-
-def _console(stderr: bool = False):
-    """A rich console for results (stdout) or progress and errors (stderr), made on first use."""
-    key = "err" if stderr else "out"
-    if key not in _state:
-        from rich.console import Console
-
-        _state[key] = Console(stderr=stderr)
-    return _state[key]
-
-
-def _say_error(message: str, label: str = "error") -> None:
-    from rich.markup import escape
-
-    _console(True).print(f"[bold red]{label}:[/] {escape(message)}", highlight=False, soft_wrap=True)
+from provrag.commands.common import (INTERNAL_ERROR, ConfigOpt, IndexOpt, JsonOpt, console,
+                                    emit_json, load_cfg, read_text_arg, say_error, say_warning, state,
+                                    usage)
+from provrag.commands import serving
 
 
 class _Commands(TyperGroup):
@@ -49,18 +34,18 @@ class _Commands(TyperGroup):
         try:
             return super().invoke(ctx)
         except ProvragError as e:
-            if _state["debug"]:
+            if state["debug"]:
                 raise
-            _say_error(str(e).splitlines()[0] if str(e) else type(e).__name__,
+            say_error(str(e).splitlines()[0] if str(e) else type(e).__name__,
                        "check failed" if e.exit_code == 1 else "error")
             raise typer.Exit(e.exit_code) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as e:  # a bug: say so in one line, keep the traceback for --debug
-            if _state["debug"] or type(e).__module__.startswith("click"):
+            if state["debug"] or type(e).__module__.startswith("click"):
                 raise
             first = str(e).splitlines()[0][:300] if str(e) else ""
-            _say_error(f"internal error: {type(e).__name__}{': ' + first if first else ''} "
+            say_error(f"internal error: {type(e).__name__}{': ' + first if first else ''} "
                        "(run `provrag --debug …` for the traceback)")
             raise typer.Exit(INTERNAL_ERROR) from None
 
@@ -75,12 +60,6 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help: rich's help renderer costs ~0.3 s of start-up
 )
 
-ConfigOpt = typer.Option(None, "--config", "-c", help="TOML file overriding keys of config.toml.",
-                         exists=False, dir_okay=False)
-JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout, nothing else.")
-IndexOpt = typer.Option(..., "--index", "-i", help="A provrag index folder or a Microsoft GraphRAG output folder.")
-
-
 def _version(value: bool) -> None:
     if value:
         from provrag import __version__
@@ -94,38 +73,7 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
                                        help="Print the version and exit."),
           debug: bool = typer.Option(False, "--debug", help="Show the traceback of an error.")) -> None:
     """provrag: a provenance-first GraphRAG."""
-    _state["debug"] = debug
-
-
-def usage(message: str):
-    """Bad arguments: one line on stderr, exit 2."""
-    from provrag.errors import UsageError
-
-    raise UsageError(message)
-
-
-def emit_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
-
-
-def load_cfg(config: Optional[Path]):
-    from provrag.config import load_config
-
-    return load_config(config)
-
-
-def read_text_arg(text: Optional[str], answer_file: Optional[Path]) -> str:
-    """The answer given as an argument, '-' (stdin) or a file (text, or JSON with an "answer" key)."""
-    if answer_file is not None:
-        try:
-            raw = answer_file.read_text(encoding="utf-8", errors="replace")
-        except OSError as e:
-            usage(f"cannot read answer file {answer_file}: {e.strerror or e}")
-        from provrag.query.citations import answer_in_json
-
-        found = answer_in_json(raw) if answer_file.suffix.lower() == ".json" else None
-        return found[0] if found else raw
-    return sys.stdin.read() if text == "-" else text
+    state["debug"] = debug
 
 
 @app.command()
@@ -158,17 +106,17 @@ def index(
         usage(f"no such folder: {docs}")
     cfg = load_cfg(config)
     # --json: no bars on a terminal, but a log (stderr not a terminal) still gets its lines
-    with StageProgress(_console(True), enabled=not as_json or not _console(True).is_terminal) as progress:
+    with StageProgress(console(True), enabled=not as_json or not console(True).is_terminal) as progress:
         summary = run_index(docs, out_dir, cfg, progress=progress, full=full, wait=(  # one line on stderr
-            lambda line: _console(True).print(line, highlight=False, markup=False, soft_wrap=True)) if wait else None)
+            lambda line: console(True).print(line, highlight=False, markup=False, soft_wrap=True)) if wait else None)
     if as_json:
         emit_json(summary.to_json())
     else:
         from provrag.views.index import index_summary
 
-        _console().print(index_summary(summary))
+        console().print(index_summary(summary))
     if summary.documents_ok == 0:
-        _say_error("no document could be indexed")
+        say_error("no document could be indexed")
         raise typer.Exit(2)
 
 
@@ -197,13 +145,13 @@ def ask(
     cfg = load_cfg(config)
     result = run_ask(question, index_dir, cfg, method=method)
     if result.trace_error:
-        _console(True).print(f"[yellow]warning:[/] {result.trace_error}")
+        say_warning(result.trace_error)
     if as_json:
         emit_json(result.to_json())
     else:
         from provrag.views.ask import ask_view
 
-        _console().print(ask_view(result))
+        console().print(ask_view(result))
 
 
 @app.command()
@@ -241,7 +189,7 @@ def resolve(
     else:
         from provrag.views.resolve import resolve_view
 
-        _console().print(resolve_view(result))
+        console().print(resolve_view(result))
 
 
 @app.command()
@@ -282,13 +230,13 @@ def verify(
     result = run_verify(index_dir, cfg, answer=answer, answer_file=answer_file, trace_id=trace_id,
                         stdin_text=stdin_text, question=question)
     if result.trace_error:
-        _console(True).print(f"[yellow]warning:[/] verify run not stored: {result.trace_error}")
+        say_warning(f"verify run not stored: {result.trace_error}")
     if as_json:
         emit_json(result.to_json())
     else:
         from provrag.views.verify import verify_view
 
-        out = _console()
+        out = console()
         out.print(verify_view(result, width=out.width))
     ratio = result.supported_ratio
     if fail_under is not None and (ratio is None or ratio < fail_under):
@@ -320,7 +268,7 @@ def report(
     if as_json:
         emit_json(res)
     else:
-        _console().print(f"wrote {res['out']} ({res['bytes'] / 1024:.0f} KiB): {res['claims']} claims — "
+        console().print(f"wrote {res['out']} ({res['bytes'] / 1024:.0f} KiB): {res['claims']} claims — "
                          f"{res['supported']} supported, {res['contradicted']} contradicted, "
                          f"{res['unsupported']} unsupported; {res['page_images']} page images", highlight=False)
 
@@ -351,11 +299,11 @@ def log_(
     if as_json:
         emit_json(rows)
     elif not rows:
-        _console(True).print("no stored traces" + (f" matching '{text}'" if text else ""))
+        console(True).print("no stored traces" + (f" matching '{text}'" if text else ""))
     else:
         from provrag.views.ask import log_table
 
-        out = _console()
+        out = console()
         out.print(log_table(rows, out.width))
 
 
@@ -387,7 +335,12 @@ def trace(
     else:
         from provrag.views.ask import trace_tree
 
-        _console().print(trace_tree(t))
+        console().print(trace_tree(t))
+
+
+app.command()(serving.serve)
+app.command()(serving.mcp)
+app.command()(serving.sql)
 
 
 def main() -> None:

@@ -34,6 +34,15 @@ def attach_index_cache(engine, index_path: Path) -> None:
             engine.attach_cache(cache)
 
 
+def count_embedder(reader, engine) -> None:
+    """An index whose embedder is a server's embeds the question with a request like the model's:
+    counted in the engine's usage, so the trace's `usage` holds every request the question cost."""
+    if (reader.manifest().get("engine") or {}).get("embedder") == "openai":
+        embedder = reader.embedder()
+        if hasattr(embedder, "share_usage"):
+            embedder.share_usage(engine.usage)
+
+
 def order_sources(sources: list[Source], unit_rank: dict[str, int]) -> list[Source]:
     """Best page first: by the answer sentence that cites them (answers are written best
     sentence first), then by the unit's rank in the selected context, then by the
@@ -75,13 +84,15 @@ def closest_sources(reader, question: str, unit_ids: list[str]) -> list[Source]:
     return out
 
 
-def run_ask(question: str, index_path, cfg: Config, method: str | None = None, save: bool = True) -> AskResult:
+def run_ask(question: str, index_path, cfg: Config, method: str | None = None, save: bool = True,
+            reader=None) -> AskResult:
     """Answer `question` over the index: the answer, its citations and sources by page, and the
-    trace of how it was made (stored unless `save` is False)."""
+    trace of how it was made (stored unless `save` is False). `reader`: the index already open
+    (a server's, kept between requests and not closed here) instead of opening `index_path`."""
     from provrag.engines import get_engine
     from provrag.query.resolve import resolve_answer
     from provrag.query.search import METHODS, choose_method, has_rows, match_entities, run_method
-    from provrag.store.reader import open_index
+    from provrag.store.reader import reading
 
     question = (question or "").strip()
     if not question:
@@ -89,10 +100,11 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     method = (method or cfg.search.default_method or "auto").strip().lower()
     if method not in METHODS + ("auto",):
         raise AskError(f"unknown method '{method}' (expected auto, {', '.join(METHODS)})")
-    with open_index(index_path) as reader:
+    with reading(index_path, reader) as reader:
         index_version = reader.manifest().get("index_version")
         engine = get_engine(cfg)  # a ConfigError (unknown engine, missing API key): one line, exit 2
         attach_index_cache(engine, reader.path)
+        count_embedder(reader, engine)
         trace = Trace("ask", question, index=str(reader.path), index_kind=reader.kind, engine=engine.name,
                       model=engine.model)
         with trace.stage("question") as d:
@@ -116,6 +128,9 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
         with trace.stage("citations") as d:
             resolved = resolve_answer(reader, found.answer, top_k=int(cfg.resolve.top_k))
             sources = order_sources(resolved.sources, found.unit_rank)
+            # every unit each cited sentence resolved to (sources keep one entry per unit): the citations table
+            d["resolved"] = [{"sentence_index": s.sentence_index, "text_unit_id": s.text_unit_id, "document": s.document,
+                              "page_start": s.page_start, "page_end": s.page_end, "via": s.via} for s in resolved.sources]
             if found.abstained:
                 sources = closest_sources(reader, question, found.closest)
                 d["closest"] = len(sources)
@@ -136,7 +151,10 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     trace["citations"] = [c.to_json() for c in resolved.citations]
     trace["sources"] = [s.to_json() for s in sources]
     trace["unresolved"] = unresolved
-    trace["usage"] = engine.usage.to_dict()
+    trace["usage"] = usage = engine.usage.to_dict()
+    # a model step that failed: why, and what stood in (the offline engine's, unless [llm] strict)
+    trace["error"] = result.error = engine.usage.failure_note(("answer", "map", "reduce"))
+    result.llm = usage if engine.name != "offline" else None
     result.trace = trace.finish()
     if save:
         try:

@@ -153,6 +153,23 @@ def run_index(docs: Path, out: Path, cfg: Config, progress=None, wait=None, full
             raise
 
 
+def release_freed_memory() -> None:
+    """Give the memory a finished stage freed back to the system. glibc's malloc and Arrow's
+    pool keep freed blocks for reuse, so without this each stage would start from the last
+    one's peak rather than from what the run holds (on a 50 MB text file: 100–300 MB a stage)."""
+    import ctypes
+    import gc
+    import sys
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: its allocator keeps its own policy
+        pass
+    if "pyarrow" in sys.modules:  # imported by a stage already: never imported just for this
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
+
+
 def _build(docs: Path, out: Path, tmp: Path, cfg: Config, progress, full: bool) -> IndexSummary:
     from provrag.engines import get_engine
     from provrag.index.ids import IdRegistry
@@ -169,6 +186,7 @@ def _build(docs: Path, out: Path, tmp: Path, cfg: Config, progress, full: bool) 
         t0 = time.perf_counter()
         with step(run.progress, stage.__name__):  # a log gets one line per stage
             stage(run)
+        release_freed_memory()
         timings[stage.__name__] = round(time.perf_counter() - t0, 3)
         if stage is load and not full and up_to_date(previous, run.changes, cfg, run.documents):
             store.abort(tmp)

@@ -16,15 +16,16 @@ from provrag.results import ResolveResult
 
 
 def run_resolve(index_dir, answer: str | None, cfg: Config, top_k: int | None = None,
-                trace_id: str | None = None) -> ResolveResult:
+                trace_id: str | None = None, reader=None) -> ResolveResult:
     """Every citation of `answer` resolved over the index at `index_dir` (`to_json()`: resolve --json).
 
     `trace_id` instead of `answer`: the answer of that stored ask trace, and which of its cited
-    ids changed or were retired since the index version it was made on (query/since.py)."""
+    ids changed or were retired since the index version it was made on (query/since.py).
+    `reader`: the index already open (a server's; not closed here) instead of opening `index_dir`."""
     import duckdb
 
     from provrag.query.resolve import resolve_answer
-    from provrag.store.reader import open_index
+    from provrag.store.reader import reading
 
     since, from_trace = None, trace_id is not None
     if trace_id is not None:
@@ -37,7 +38,7 @@ def run_resolve(index_dir, answer: str | None, cfg: Config, top_k: int | None = 
         if not isinstance(t.get("answer"), str) or not t["answer"].strip():
             raise UsageError(f"trace {trace_id} holds no answer (kind {t.get('kind')})")
         answer, since = t["answer"], t.get("index_version")
-    with open_index(Path(index_dir)) as reader:
+    with reading(Path(index_dir), reader) as reader:
         try:
             result = resolve_answer(reader, answer or "", top_k=top_k or cfg.resolve.top_k)
         except (duckdb.Error, OSError) as e:  # a damaged parquet file found mid-query

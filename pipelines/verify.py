@@ -15,7 +15,7 @@ from pathlib import Path
 
 from provrag.config import Config
 from provrag.errors import UsageError
-from provrag.pipelines.ask import attach_index_cache
+from provrag.pipelines.ask import attach_index_cache, count_embedder
 from provrag.query.trace import Trace
 from provrag.results import VerifyResult
 from provrag.store.traces import save_trace
@@ -73,15 +73,16 @@ def read_answer(answer: str | None, answer_file: Path | None, trace_id: str | No
 
 def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_file: Path | None = None,
                trace_id: str | None = None, stdin_text: str | None = None, question: str | None = None,
-               save: bool = True, progress=None) -> VerifyResult:
+               save: bool = True, progress=None, reader=None) -> VerifyResult:
     """Each claim's verdict with evidence (`to_json()`: CONTRACT.md §5's verify --json), the
-    source of the answer, and the run's trace (stored beside the index's ask traces when `save`)."""
+    source of the answer, and the run's trace (stored beside the index's ask traces when `save`).
+    `reader`: the index already open (a server's; not closed here) instead of opening `index_path`."""
     from provrag.engines import get_engine
-    from provrag.store.reader import open_index
+    from provrag.store.reader import reading
     from provrag.verify.check import verify_answer
 
     index_path = Path(index_path)
-    with open_index(index_path) as reader:
+    with reading(index_path, reader) as reader:
         text, trace_question, source = read_answer(answer, answer_file, trace_id, stdin_text, index_path)
         if len(text) > MAX_ANSWER_CHARS:
             raise VerifyError(f"answer too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})")
@@ -90,13 +91,15 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
         question = question if question is not None and question.strip() else trace_question
         engine = get_engine(cfg)
         attach_index_cache(engine, index_path)
+        count_embedder(reader, engine)
 
         tr = Trace("verify", question=question, index=str(index_path.absolute()), index_kind=reader.kind)
         with tr.stage("input", "Input") as d:
             d.update(source)
             d["question"] = question
         with tr.stage("evidence", "Evidence and verdicts") as d:
-            result = verify_answer(reader, text, cfg, question=question, engine=engine, progress=progress)
+            result = verify_answer(reader, text, cfg, question=question, engine=engine, progress=progress,
+                                   retrievals=d.setdefault("retrievals", []))   # why each unit was retrieved
             d["claims"] = len(result.claims)
         with tr.stage("summary", "Summary") as d:
             d.update(result.summary)
@@ -118,7 +121,8 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
     tr["verify"] = {"claims": claims, "summary": result.summary}
     tr["sources"] = [e for c in claims for e in c["evidence"][:1]]   # the deciding evidence, for `trace`/`log`
     if engine.name != "offline":
-        tr["llm"] = engine.usage.to_dict()
+        tr["llm"] = usage = engine.usage.to_dict()
+        result = replace(result, llm=usage)  # by_model / fallback / failed verdicts, in --json too
     tr["index_version"] = reader.manifest().get("index_version")
     result = replace(result, trace_id=tr.id, source=source, index_changes=changes, trace=tr.finish())
     if save:

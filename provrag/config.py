@@ -84,6 +84,7 @@ class ChunkSettings:
 class EmbeddingSettings:
     engine: str = choice("tfidf", "minilm", "openai")
     lsa_dimensions: int = positive()
+    max_vocabulary: int = count()   # 0 = no cap
     batch_size: int = positive()
     model: str
     base_url: str
@@ -97,6 +98,7 @@ class SkeletonSettings:
     knn_k: int = count()
     lexical_k: int = count()
     damping: float = rule(0, below=1)   # PageRank's alpha: 1 never converges
+    ann_above: int = count()            # 0 = exact neighbours for every document
 
 
 @dataclass(frozen=True)
@@ -170,17 +172,24 @@ class LLMSettings:
     model: str
     base_url: str
     api_key_env: str
-    timeout: float = rule(above=0)
+    timeout: float = rule(0)            # 0 = sized per request (engines/openai/endpoint.py)
     max_retries: int = count()
-    concurrency: int = positive()
+    concurrency: int = count()          # 0 = 4 for OpenAI/Azure, 1 for any other server
     requests_per_minute: float = rule(0)  # 0 = no limit
     temperature: float = rule(0, 2)     # OpenAI's range
     seed: int
     backoff_seconds: float = rule(0)
     max_backoff_seconds: float = rule(0)
-    max_tokens: int = count()       # 0 = the server's default
+    max_tokens: int = count()       # 0 = each step's budget in max_tokens_by_step
     json_mode: bool
-    max_context_tokens: int = positive()
+    max_context_tokens: int = count()   # 0 = 12000 for OpenAI/Azure, 4096 for any other server
+    strict: bool
+    max_tokens_by_step: dict[str, int]
+
+    def __post_init__(self):
+        for step, budget in self.max_tokens_by_step.items():
+            if budget < 1:  # a model step's reply is never unbounded
+                raise ConfigError(f"'llm.max_tokens_by_step.{step}' must be an integer ≥ 1 (got {budget!r})")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,14 @@ if TYPE_CHECKING:  # the row type only; results are built without importing the 
 VERDICTS = ("supported", "contradicted", "unsupported")
 
 
+def json_document(obj: Any) -> str:
+    """A result's `to_json()` (or any JSON-able value) as the one text the CLI prints with
+    `--json` and a server sends as a response body: one serializer, so the two never differ."""
+    import json
+
+    return json.dumps(obj, ensure_ascii=False, default=str)
+
+
 def _known(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
@@ -130,12 +138,14 @@ class AskResult:
     trace: dict = field(default_factory=dict, repr=False)   # the whole trace, as stored
     trace_file: str | None = None
     trace_error: str | None = None         # why the trace could not be stored (the answer stands)
+    error: str | None = None               # a model step that failed: why, and what stood in
+    llm: dict | None = None                # a model engine's usage: requests, tokens, items by_model / fallback / failed
 
     def to_json(self) -> dict[str, Any]:
         return {"trace_id": self.trace_id, "question": self.question, "method": self.method, "answer": self.answer,
                 "abstained": self.abstained, "confidence": self.confidence, "index_version": self.index_version,
                 "citations": [c.to_json() for c in self.citations], "sources": [s.to_json() for s in self.sources],
-                "unresolved": [u.to_json() for u in self.unresolved]}
+                "unresolved": [u.to_json() for u in self.unresolved], "error": self.error} | _known({"llm": self.llm})
 
 
 @dataclass
@@ -204,6 +214,7 @@ class VerifyResult:
     trace_file: str | None = None
     trace_error: str | None = None
     index_changes: dict | None = None    # a trace's answer on a newer index: cited ids changed / retired since
+    llm: dict | None = None              # a model judge's usage: requests, tokens, verdicts by_model / fallback / failed
 
     @property
     def supported_ratio(self) -> float | None:
@@ -213,4 +224,4 @@ class VerifyResult:
         return {"trace_id": self.trace_id, "question": self.question, "method": self.method, "source": self.source,
                 "claims": [c.to_json() for c in self.claims], "summary": self.summary} \
             | _known({"trace_file": self.trace_file, "trace_error": self.trace_error,
-                      "index_changes": self.index_changes})
+                      "index_changes": self.index_changes, "llm": self.llm})

@@ -15,6 +15,11 @@ GET /stats (requests and tokens seen), POST /control, POST /reset.
 Faults: POST /control {"fail_next": [429, 500, 503, "timeout", "malformed", "truncated",
 "badbody", "401echo"], "retry_after": 0.2, "timeout_sleep": 2, "delay": 0} — each entry fails the next
 request (an entry {"fault": 500, "kind": "report"} waits for a request of that prompt kind).
+{"always": {"extract": "table", "judge": "synonyms", "*": "loop"}} makes every request of a prompt
+kind (its repair requests included) misbehave as a real small model does (tests/llm_faults.py:
+loop, table, json, placeholder, synonyms, keyed, badspan, invented, uncited, overlong, 400json,
+or any fail_next fault); {"context": 2048} answers a longer prompt with llama.cpp's HTTP 400.
+Replies honour max_tokens (cut there, finish_reason "length").
 Only 127.0.0.1 is bound. stdlib only (http.server) so it runs anywhere the tests run.
 """
 from __future__ import annotations
@@ -33,7 +38,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from provrag.text.tokens import count_tokens
+from provrag.text.tokens import count_tokens, encoding
+from tests.llm_faults import CHAT_FAULTS, STATUS_FAULTS, misbehave, overlong_error
 
 MARKER_RE = re.compile(r"\[provrag-prompt:(\w+) v\d+\]")
 TUPLE, RECORD, COMPLETE = "<|>", "##", "<|COMPLETE|>"
@@ -288,12 +294,14 @@ class State:
     def reset(self) -> None:
         with self.lock:
             self.faults: list = []
+            self.always: dict[str, str] = {}   # prompt kind (or "*") → a fault every such request gets
+            self.context = 0                   # tokens a prompt may have; 0 = no limit
             self.retry_after = 1.0
             self.timeout_sleep = 2.0
             self.stats = {"requests": 0, "chat": 0, "embeddings": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                          "by_kind": {}, "faults": [], "authorized": 0}
+                          "by_kind": {}, "faults": [], "authorized": 0, "max_tokens": {}, "response_format": 0}
 
-    def take_fault(self, kind: str):
+    def take_fault(self, kind: str, base: str = ""):
         with self.lock:
             for i, f in enumerate(self.faults):
                 want = f.get("kind") if isinstance(f, dict) else None
@@ -302,7 +310,10 @@ class State:
                     name = str(f.get("fault") if isinstance(f, dict) else f)
                     self.stats["faults"].append(name)
                     return name
-        return None
+            name = self.always.get(base or kind) or self.always.get(kind) or self.always.get("*")
+            if name:
+                self.stats["faults"].append(name)
+            return name
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -351,6 +362,8 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/control":
             with self.state.lock:
                 self.state.faults.extend(body.get("fail_next", []))
+                self.state.always.update(body.get("always") or {})
+                self.state.context = int(body.get("context", self.state.context))
                 for k in ("retry_after", "timeout_sleep", "delay"):
                     if k in body:
                         setattr(self.state, k, float(body[k]))
@@ -361,17 +374,25 @@ class Handler(BaseHTTPRequestHandler):
         if path not in ("/v1/chat/completions", "/v1/embeddings"):
             return self._send(404, {"error": {"message": f"no route {path}", "type": "invalid_request_error"}})
         chat = path.endswith("completions")
-        kind = kind_of(body.get("messages") or [])[0] if chat else "embedding"
+        kind, base = kind_of(body.get("messages") or []) if chat else ("embedding", "embedding")
         with self.state.lock:
             st = self.state.stats
             st["requests"] += 1
             st["chat" if chat else "embeddings"] += 1
             st["by_kind"][kind] = st["by_kind"].get(kind, 0) + 1
+            if chat:  # what the request asked of the reply: its budget by prompt kind, JSON mode
+                st["max_tokens"][kind] = body.get("max_tokens")
+                st["response_format"] += "response_format" in body
             if (self.headers.get("Authorization") or "").startswith("Bearer "):
                 st["authorized"] += 1
         if self.state.delay:
             time.sleep(self.state.delay)
-        fault = self.state.take_fault(kind)
+        fault = self.state.take_fault(kind, base)
+        prompt = sum(count_tokens(str(m.get("content", ""))) for m in body.get("messages") or []) if chat else 0
+        status = STATUS_FAULTS.get(fault) or (overlong_error(prompt, self.state.context)
+                                              if chat and 0 < self.state.context < prompt else None)
+        if status:
+            return self._send(status[0], {"error": {"message": status[1], "type": "invalid_request_error"}})
         if fault in ("429",):
             return self._send(429, {"error": {"message": "Rate limit reached (scripted)", "type": "rate_limit_error"}},
                               {"Retry-After": f"{self.state.retry_after:g}"})
@@ -397,6 +418,11 @@ class Handler(BaseHTTPRequestHandler):
             text = "" if kind in ("summarize", "reduce", "answer") else "Sure! Here is {what you asked for"
         elif fault == "truncated":
             text, finish = text[: max(1, len(text) // 2)], "length"
+        elif fault in CHAT_FAULTS:
+            text, finish = misbehave(fault, kind_of(messages)[1] if kind == "repair" else kind, text, messages)
+        budget = body.get("max_tokens")
+        if isinstance(budget, int) and budget > 0 and count_tokens(text) > budget:  # as a real server cuts a reply
+            text, finish = encoding().decode(encoding().encode_ordinary(text)[:budget]), "length"
         tin = sum(count_tokens(str(m.get("content", ""))) for m in messages)
         tout = count_tokens(text)
         if fault != "timeout":  # a reply nobody receives is not billed

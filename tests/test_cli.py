@@ -62,7 +62,7 @@ def test_python_m_provrag_and_the_command_list_in_pipeline_order(tmp_path):
     out = subprocess.run([sys.executable, "-m", "provrag", "--help"], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0
     commands = [line.split()[0] for line in out.stdout.split("Commands:")[1].splitlines() if line.strip()]
-    assert commands == ["index", "ask", "resolve", "verify", "report", "log", "trace"]
+    assert commands == ["index", "ask", "resolve", "verify", "report", "log", "trace", "serve", "mcp", "sql"]
     version = subprocess.run([sys.executable, "-m", "provrag", "--version"], capture_output=True, text=True)
     assert version.stdout.startswith("provrag ")
 

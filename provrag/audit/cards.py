@@ -20,6 +20,7 @@ from provrag.audit.markup import (
     number,
     verdict_of,
 )
+from provrag.query.why import why_line
 
 BAND_MARGIN = 90       # image pixels shown above and below the highlighted lines
 BAND_MIN = 320         # the strip is at least this tall
@@ -101,7 +102,19 @@ def _figure(r: dict, src: dict) -> str:
     return "".join(out)
 
 
-def _source_html(route: str, src: dict, pages: Pages, draw: bool) -> str:
+def why_this_page(src: dict, whys: dict | None) -> str:
+    """The "why this page" line of an evidence unit: why retrieval ranked it where it did
+    (query/why.py), from the verify run (retrieved for this claim) or else from the ask (the
+    question retrieved it); "" when no stored trace says (a cited unit retrieval never saw)."""
+    for uid in [as_text(src.get("text_unit_id"))] + [as_text(u) for u in src.get("text_unit_ids") or []]:
+        found = (whys or {}).get(uid)
+        if found:
+            who, why = found
+            return f"why this page: {who} {why_line(why)}"
+    return ""
+
+
+def _source_html(route: str, src: dict, pages: Pages, draw: bool, whys: dict | None = None) -> str:
     """One evidence unit as a list item: its facts, the quote in context, the page if drawn."""
     quote = as_text(src.get("quote"))
     meta = [f'<span class="doc">{esc(src.get("document") or src.get("path") or "?")}</span>',
@@ -117,6 +130,9 @@ def _source_html(route: str, src: dict, pages: Pages, draw: bool) -> str:
         parts.append(f'<div class="via">reached: {esc(src.get("via"))}</div>')
     if src.get("reason"):
         parts.append(f'<div class="via">judge: {esc(src.get("reason"))}</div>')
+    why = why_this_page(src, whys)
+    if why:
+        parts.append(f'<div class="via why">{esc(why)}</div>')
     fig, note = "", ""
     if is_pdf(src):
         state, msg, _ = pages.docs.state(as_text(src.get("path")))
@@ -145,9 +161,11 @@ def _source_html(route: str, src: dict, pages: Pages, draw: bool) -> str:
     return f'<li class="ev">{"".join(parts)}{fig}</li>'
 
 
-def claim_card(i: int, claim: dict, ev: list[tuple[str, dict]], pages: Pages, plan: set) -> str:
+def claim_card(i: int, claim: dict, ev: list[tuple[str, dict]], pages: Pages, plan: set,
+               whys: dict | None = None) -> str:
     """Claim i's card: verdict, score, judge, citations, and its evidence (`evidence_of`);
-    PDF pages are drawn for the sources whose `image_key` is in `plan` (Pages.plan)."""
+    PDF pages are drawn for the sources whose `image_key` is in `plan` (Pages.plan); `whys`:
+    {text_unit_id: (who retrieved it, its why)} for the "why this page" lines."""
     v = verdict_of(claim)
     head = [f'<span class="badge v-{v}">{VERDICT_MARK[v]} {esc(v)}</span>']
     if claim.get("score") is not None:
@@ -171,8 +189,8 @@ def claim_card(i: int, claim: dict, ev: list[tuple[str, dict]], pages: Pages, pl
     if claim.get("focus"):
         extra.append(f'focus: {esc(claim.get("focus"))}')
     extra_html = "".join(f'<div class="head">{x}</div>' for x in extra)
-    shown = "".join(_source_html(r, s, pages, image_key(s) in plan) for r, s in ev[:EVIDENCE_SHOWN])
-    rest = "".join(_source_html(r, s, pages, False) for r, s in ev[EVIDENCE_SHOWN:])
+    shown = "".join(_source_html(r, s, pages, image_key(s) in plan, whys) for r, s in ev[:EVIDENCE_SHOWN])
+    rest = "".join(_source_html(r, s, pages, False, whys) for r, s in ev[EVIDENCE_SHOWN:])
     if rest:
         rest = (f'<details class="more-ev"><summary>{len(ev) - EVIDENCE_SHOWN} more evidence units</summary>'
                 f'<ol class="evidence" start="{EVIDENCE_SHOWN + 1}">{rest}</ol></details>')

@@ -43,6 +43,7 @@ from provrag.audit.markup import (
 )
 from provrag.audit.timeline import trace_html
 from provrag.query.since import describe_changes
+from provrag.query.why import retrieved_why
 
 
 def _summary_svg(summary: dict, claims: list[dict]) -> str:
@@ -71,6 +72,19 @@ def _summary_svg(summary: dict, claims: list[dict]) -> str:
             f'viewBox="0 0 {W} {y}" width="{W}" height="{y}" xmlns="http://www.w3.org/2000/svg">{"".join(parts)}</svg>')
 
 
+def claim_whys(traces: list[dict], claim: int) -> dict:
+    """{text_unit_id: (who retrieved it, why)} for claim `claim`'s evidence: the verify run's
+    retrieval for that claim first, then the ask's retrieval for the question."""
+    found: dict = {}
+    for t in traces:
+        if t.get("kind") == "verify":
+            found |= {u: ("retrieved for this claim", w) for u, w in retrieved_why(t, claim).items()}
+    for t in traces:
+        if t.get("kind") != "verify":
+            found |= {u: ("the question retrieved it", w) for u, w in retrieved_why(t).items() if u not in found}
+    return found
+
+
 def build_report(verify_json: dict, *, question: str | None = None, answer: str | None = None,
                  trace: dict | list | None = None, index_dir=None, docs_root=None, max_pages: int = 8) -> str:
     """The whole report as one HTML string (see the module docstring).
@@ -95,7 +109,7 @@ def build_report(verify_json: dict, *, question: str | None = None, answer: str 
         pages = Pages(docs, max_pages)
         evs = [evidence_of(c) for c in claims]
         plan = pages.plan(evs, EVIDENCE_SHOWN)
-        cards = "".join(claim_card(i, c, evs[i], pages, plan) for i, c in enumerate(claims))
+        cards = "".join(claim_card(i, c, evs[i], pages, plan, claim_whys(traces, i)) for i, c in enumerate(claims))
         answer_part = answer_html(answer, claims)
         notes = [line for _, line in describe_changes(vj.get("index_changes"))] + list(docs.notes)
         for msg in docs.problems():

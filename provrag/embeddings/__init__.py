@@ -16,7 +16,7 @@ def make_embedder(cfg: Config) -> Embedder:
     if name == "tfidf":
         from provrag.embeddings.tfidf import TfidfEmbedder
 
-        return TfidfEmbedder(cfg.embeddings.lsa_dimensions)
+        return TfidfEmbedder(cfg.embeddings.lsa_dimensions, cfg.embeddings.max_vocabulary)
     if name == "minilm":
         from provrag.embeddings.minilm import MiniLMEmbedder
 

@@ -46,8 +46,13 @@ class OpenAIEmbedder(Embedder):
         self.usage = usage
         self.client.usage = usage
 
-    def fit(self, texts: list[str]) -> "OpenAIEmbedder":
-        return self  # nothing to fit: the model is the server's
+    def fit(self, texts) -> "OpenAIEmbedder":
+        """Nothing to fit: the model is the server's. Only the vector size, when neither
+        `dimensions` nor the index says it, is learnt from the first batch (the index stage
+        sizes its matrix by `dim` first); with a cache attached that batch is not asked twice."""
+        if not self.dim and len(texts):
+            self.embed([str(t) for t in texts[:self.batch_size]])
+        return self
 
     def _key(self, text: str) -> str:
         return key_of(self.model, "embedding", self.dimensions, text)
@@ -71,6 +76,7 @@ class OpenAIEmbedder(Embedder):
             if got is None:
                 self.client.record_failure("embed", f"batch of {len(batch)} texts", reason)
                 return
+            self.client.count_item("embed", "by_model")
             for i, v in zip(batch, got):
                 vecs[i] = v
                 if self.cache is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,47 +28,76 @@ _NUMPY_MAX_TEXTS = 32
 
 
 _LSA_SAMPLE = 2000
+_FIT_BATCH = 2048  # texts analysed at a time while counting document frequencies (memory, not results)
 
 
-def _lsa_components(weighted, k: int) -> np.ndarray:
-    """Top-k right singular vectors of the TF-IDF matrix (the LSA projection).
+def lsa_sample(n: int) -> np.ndarray:
+    """Rows of the LSA sample: at most 2,000 evenly spaced units (all of them up to 2,000)."""
+    if not n:
+        return np.zeros(0, int)
+    return np.unique(np.linspace(0, n - 1, num=min(n, _LSA_SAMPLE)).round().astype(int))
 
-    Computed exactly from the Gram matrix of at most 2,000 evenly spaced units: eigh of an
-    n×n matrix is far cheaper than a randomized SVD over the (large) vocabulary here, and
-    fitting on a bounded sample keeps the cost flat as the corpus grows (transforming all
-    units stays linear).
+
+def _lsa_components(x, k: int) -> np.ndarray:
+    """Top-k right singular vectors of the sample's TF-IDF matrix `x` (the LSA projection).
+
+    Computed exactly from the Gram matrix of the sample (lsa_sample): eigh of an n×n matrix
+    is far cheaper than a randomized SVD over the (large) vocabulary here, and fitting on a
+    bounded sample keeps the cost flat as the corpus grows (transforming all units stays linear).
     """
-    n = weighted.shape[0]
-    rows = np.linspace(0, n - 1, num=min(n, _LSA_SAMPLE)).round().astype(int) if n else np.zeros(0, int)
-    x = weighted[np.unique(rows)]
     k = min(k, x.shape[0] - 1, x.shape[1] - 1)
     if k < 2:  # too little text for LSA: the identity keeps raw TF-IDF
-        return np.eye(weighted.shape[1], dtype=np.float32)
+        return np.eye(x.shape[1], dtype=np.float32)
     gram = (x @ x.T).toarray().astype(np.float64)
     vals, vecs = np.linalg.eigh(gram)
     order = np.argsort(vals)[::-1][:k]
     vals, vecs = vals[order], vecs[:, order]
     keep = vals > 1e-9
     vals, vecs = vals[keep], vecs[:, keep]
-    comps = (x.T @ vecs).T / np.sqrt(vals)[:, None]
+    comps = np.asarray(x.T @ vecs).T  # k × vocabulary, float64: scaled in place (one copy, not three)
+    comps /= np.sqrt(vals)[:, None]
     # fix each component's sign (largest loading positive) so runs are bit-for-bit repeatable
-    signs = np.sign(comps[np.arange(comps.shape[0]), np.abs(comps).argmax(axis=1)])
+    signs = np.sign([row[np.abs(row).argmax()] for row in comps])  # row by row: no copy of the whole basis
     signs[signs == 0] = 1
-    return np.ascontiguousarray(comps * signs[:, None], dtype=np.float32)
+    comps *= signs[:, None]
+    return np.ascontiguousarray(comps, dtype=np.float32)
+
+
+def _kept_terms(df: np.ndarray, n_units: int, max_vocabulary: int) -> np.ndarray:
+    """Columns kept, ascending (so the vocabulary stays in alphabetical order): terms in ≥ 2
+    units when the corpus has ≥ 50 (hapaxes only add noise to LSA), then at most
+    `max_vocabulary` of them, the most frequent by document frequency (ties: alphabetical)."""
+    keep = np.arange(df.size)
+    if n_units >= 50 and np.any(df >= 2):
+        keep = np.flatnonzero(df >= 2)
+    if max_vocabulary and keep.size > max_vocabulary:
+        top = np.lexsort((keep, -df[keep]))[:max_vocabulary]
+        keep = np.sort(keep[top])
+    return keep
 
 
 class TfidfEmbedder(Embedder):
-    """Sublinear TF-IDF over unigrams and bigrams, reduced by truncated SVD (LSA)."""
+    """Sublinear TF-IDF over unigrams and bigrams, reduced by truncated SVD (LSA).
+
+    The vocabulary is the terms of the LSA sample (lsa_sample) that pass `_kept_terms` over
+    the whole corpus: a term no sample unit contains gets an all-zero column in the LSA
+    basis, so it cannot move any vector (the final normalisation cancels its share of a
+    row's TF-IDF norm) and only made the saved embedder big (1.3 GB for a 50 MB text file).
+    Up to 2,000 units the sample is the corpus and nothing changes. Fitting streams over the
+    texts in batches: memory is the sample's vocabulary and one batch, whatever the corpus.
+    """
 
     name = "tfidf"
     corpus_fitted = True
 
-    def __init__(self, dimensions: int = 256):
+    def __init__(self, dimensions: int = 256, max_vocabulary: int = 0):
         self.dimensions = int(dimensions)
+        self.max_vocabulary = int(max_vocabulary)  # 0 = no cap
         self.vocab: dict[str, int] | None = None
         self.idf: np.ndarray | None = None
         self.components: np.ndarray | None = None
         self.dim = 0
+        self._vectoriser = None  # the vocabulary's CountVectorizer, built once (it validates the vocabulary)
 
     def _counter(self, vocabulary=None):
         from sklearn.feature_extraction.text import CountVectorizer
@@ -84,27 +114,32 @@ class TfidfEmbedder(Embedder):
         counts = counts.multiply(self.idf).tocsr()
         return normalize(counts)
 
-    def fit(self, texts: list[str]) -> "TfidfEmbedder":
+    def fit(self, texts: Sequence[str]) -> "TfidfEmbedder":
+        """Vocabulary, idf and LSA basis of `texts` (a list, or any sequence that slices, such
+        as a polars Series: it is read a batch at a time)."""
+        n = len(texts)
+        rows = lsa_sample(n)
+        self._vectoriser = None
         counter = self._counter()
-        try:
-            counts = counter.fit_transform(texts)
+        try:  # the sample's vocabulary (alphabetical, as scikit-learn sorts it) and counts
+            sample_counts = counter.fit_transform([texts[int(i)] for i in rows])
         except ValueError:  # empty vocabulary (only stop words or no text)
             self.vocab, self.idf, self.components, self.dim = {}, np.zeros(0, np.float32), np.zeros((1, 0), np.float32), 1
             return self
-        # keep terms in ≥ 2 units when the corpus is large enough: hapaxes only add noise to LSA
-        df = np.asarray((counts > 0).sum(axis=0)).ravel()
-        vocab = {t: int(i) for t, i in counter.vocabulary_.items()}
-        if counts.shape[0] >= 50:
-            keep = np.flatnonzero(df >= 2)
-            if keep.size:
-                counts, df = counts[:, keep], df[keep]
-                inv = {i: t for t, i in vocab.items()}
-                vocab = {inv[int(i)]: j for j, i in enumerate(keep)}
-        self.vocab = vocab
-        n = counts.shape[0]
-        self.idf = (np.log((1 + n) / (1 + df)) + 1.0).astype(np.float32)
-        weighted = self._weigh(counts)
-        self.components = _lsa_components(weighted, self.dimensions)
+        terms = counter.get_feature_names_out()
+        # document frequencies: a CSR row holds each of its terms once; the units outside the
+        # sample are read a batch at a time, and only the sample's terms are counted
+        df = np.bincount(sample_counts.indices, minlength=len(terms)).astype(np.int64)
+        in_sample = np.zeros(n, bool)
+        in_sample[rows] = True
+        for start in range(0, n if rows.size < n else 0, _FIT_BATCH):
+            batch = [t for t, s in zip(texts[start:start + _FIT_BATCH], in_sample[start:start + _FIT_BATCH]) if not s]
+            if batch:
+                df += np.bincount(counter.transform(batch).indices, minlength=len(terms))
+        keep = _kept_terms(df, n, self.max_vocabulary)
+        self.vocab = {str(terms[i]): j for j, i in enumerate(keep)}
+        self.idf = (np.log((1 + n) / (1 + df[keep])) + 1.0).astype(np.float32)
+        self.components = _lsa_components(self._weigh(sample_counts[:, keep]), self.dimensions)
         self.dim = int(self.components.shape[0])
         return self
 
@@ -115,7 +150,9 @@ class TfidfEmbedder(Embedder):
             return np.zeros((len(texts), self.dim), np.float32)
         if len(texts) <= _NUMPY_MAX_TEXTS:
             return self.embed_numpy(texts)
-        counts = self._counter(self.vocab).transform(texts)
+        if self._vectoriser is None:
+            self._vectoriser = self._counter(self.vocab)
+        counts = self._vectoriser.transform(texts)
         return normalise(self._weigh(counts) @ self.components.T)
 
     def _analyse(self, text: str) -> list[str]:

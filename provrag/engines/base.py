@@ -21,42 +21,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 from provrag.config import Config
+from provrag.engines.usage import StageUsage, Usage
 from provrag.results import Verdict
 
-
-@dataclass
-class StageUsage:
-    calls: int = 0          # requests actually sent
-    cached: int = 0         # answered from the cache
-    failed: int = 0         # items given up on after retries/repair
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def add(self, other: "StageUsage") -> None:
-        for k in ("calls", "cached", "failed", "input_tokens", "output_tokens"):
-            setattr(self, k, getattr(self, k) + getattr(other, k))
-
-
-@dataclass
-class Usage:
-    """LLM accounting, totals and per stage: what manifest.json and traces carry as `llm`."""
-
-    by_stage: dict[str, StageUsage] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-
-    def stage(self, name: str) -> StageUsage:
-        return self.by_stage.setdefault(name, StageUsage())
-
-    def total(self) -> StageUsage:
-        t = StageUsage()
-        for s in self.by_stage.values():
-            t.add(s)
-        return t
-
-    def to_dict(self) -> dict:
-        t = self.total()
-        return {**t.__dict__, "by_stage": {k: v.__dict__.copy() for k, v in self.by_stage.items()},
-                "errors": self.errors[:50]}
+__all__ = ["Engine", "EngineAnswer", "QueryTerms", "StageUsage", "Usage"]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from array import array
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from provrag.config import Config
@@ -28,20 +30,41 @@ _PIECE = re.compile(r"\S.*?(?:[.!?…][\"')\]]*(?=\s)|(?=\n\s*\n)|$)", re.S)
 _MAX_PIECE_CHARS = 2000
 
 
-def _pieces(text: str) -> list[tuple[int, int]]:
-    spans = []
+_FRAME_ROWS = 8192  # text units per Arrow batch while the chunk stage builds its frame
+_COUNT_BATCH = 4096  # texts whose tokens are counted at once: only one batch's token lists are ever held
+
+
+def _pieces(text: str) -> tuple[array, array]:
+    """Start and end offsets of the text's pieces (two arrays of machine integers: a 50 MB text
+    has a million pieces, which as tuples of Python ints would cost ~120 MB)."""
+    starts, ends = array("q"), array("q")
     for m in _PIECE.finditer(text):
         s, e = m.start(), m.end()
         while e - s > _MAX_PIECE_CHARS:  # a 2 MB single line must still chunk: cut at whitespace
             cut = text.rfind(" ", s + _MAX_PIECE_CHARS // 2, s + _MAX_PIECE_CHARS)
             cut = cut if cut > s else s + _MAX_PIECE_CHARS
-            spans.append((s, cut))
+            starts.append(s)
+            ends.append(cut)
             s = cut
             while s < e and text[s].isspace():
                 s += 1
         if e > s:
-            spans.append((s, e))
-    return spans
+            starts.append(s)
+            ends.append(e)
+    return starts, ends
+
+
+def token_counts(texts: Iterable[str]) -> array:
+    """cl100k token count of each text, counted a batch at a time (the encoder's token lists
+    of a whole document would be ~36 bytes a token: 1.7 GB for a 50 MB text)."""
+    counts, batch = array("q"), []
+    for text in texts:
+        batch.append(text)
+        if len(batch) == _COUNT_BATCH:
+            counts.extend(count_tokens_batch(batch))
+            batch = []
+    counts.extend(count_tokens_batch(batch) if batch else ())
+    return counts
 
 
 def _page_of(starts: list[int], pages: list[tuple[int, int, int]], pos: int) -> int:
@@ -51,15 +74,16 @@ def _page_of(starts: list[int], pages: list[tuple[int, int, int]], pos: int) -> 
 
 def chunk_text(text: str, pages: list[tuple[int, int, int]] | None, size: int, overlap: int) -> list[dict]:
     """Units of one document: text, char_start, char_end, page_start, page_end, n_tokens."""
-    spans = _pieces(text)
-    if not spans:
+    starts, ends = _pieces(text)
+    n = len(starts)
+    if not n:
         return []
-    toks = count_tokens_batch([text[s:e] for s, e in spans])
-    starts = [p[1] for p in pages] if pages else []
-    page_at = (lambda pos: _page_of(starts, pages, pos)) if pages else (lambda pos: None)
-    piece_page = [page_at(s) for s, _ in spans]
+    toks = token_counts(text[s:e] for s, e in zip(starts, ends))
+    page_starts = [p[1] for p in pages] if pages else []
+    page_at = (lambda pos: _page_of(page_starts, pages, pos)) if pages else (lambda pos: None)
+    piece_page = array("q", (page_at(s) for s in starts)) if pages else [None] * n
 
-    units, i, n = [], 0, len(spans)
+    units, i = [], 0
     while i < n:
         j, total = i, 0
         while j < n and (j == i or total + toks[j] <= size):
@@ -67,7 +91,7 @@ def chunk_text(text: str, pages: list[tuple[int, int, int]] | None, size: int, o
                 break
             total += toks[j]
             j += 1
-        cs, ce = spans[i][0], spans[j - 1][1]
+        cs, ce = starts[i], ends[j - 1]
         units.append({"text": text[cs:ce], "char_start": cs, "char_end": ce,
                       "page_start": page_at(cs), "page_end": page_at(ce - 1)})
         if j >= n:
@@ -79,7 +103,7 @@ def chunk_text(text: str, pages: list[tuple[int, int, int]] | None, size: int, o
             k -= 1
             back += toks[k]
         i = k
-    for u, c in zip(units, count_tokens_batch([u["text"] for u in units])):
+    for u, c in zip(units, token_counts(u["text"] for u in units)):
         u["n_tokens"] = c
     return units
 
@@ -131,7 +155,13 @@ def chunk_stage(documents: pl.DataFrame, cfg: Config, progress=None, cache=None)
     size, overlap = int(cfg.chunk.size_tokens), int(cfg.chunk.overlap_tokens)
     if size < 16 or not 0 <= overlap < size:
         raise ValueError("[chunk] needs size_tokens >= 16 and 0 <= overlap_tokens < size_tokens")
+    import polars as pl
+
+    # the rows become a frame every _FRAME_ROWS units: Python dicts of a whole corpus would
+    # cost several times its text, Arrow columns cost the text itself
+    frames: list[pl.DataFrame] = []
     rows: list[dict] = []
+    numbered = 0
     # a frame made without the load stage (a test's, a page-less source) has no OCR'd pages
     ocr_of = dict(documents.select(schema.ID, OCR_PAGES).iter_rows()) if OCR_PAGES in documents.columns else {}
     ok = documents.filter(documents["status"] == schema.STATUS_OK).select(schema.ID, "path", schema.TEXT, PAGES)
@@ -142,11 +172,15 @@ def chunk_stage(documents: pl.DataFrame, cfg: Config, progress=None, cache=None)
                 u[schema.ID] = unit_id(path or doc_id, u[schema.TEXT], occurrences)  # a frame built by hand may lack paths
                 u[schema.DOCUMENT_ID] = doc_id
                 u[OCR_PAGES] = unit_ocr_pages(u, ocr_of.get(doc_id))
+                u[schema.HRID] = numbered
+                numbered += 1
                 rows.append(u)
+                if len(rows) == _FRAME_ROWS:
+                    frames.append(frame(schema.TEXT_UNITS, rows))
+                    rows = []
             task.advance()
-    for i, r in enumerate(rows):
-        r[schema.HRID] = i
-    return frame(schema.TEXT_UNITS, rows)
+    frames.append(frame(schema.TEXT_UNITS, rows))
+    return pl.concat(frames, rechunk=True) if len(frames) > 1 else frames[0]
 
 
 def link_units(documents: pl.DataFrame, text_units: pl.DataFrame) -> pl.DataFrame:

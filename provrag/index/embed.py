@@ -48,14 +48,14 @@ def embed_stage(text_units: pl.DataFrame, cfg: Config, progress=None, prepare=No
     and usage counter there). `reuse()`: vectors by unit id to take instead of embedding
     (previous_vectors), called only for an embedder that is not fitted on the corpus.
     """
-    texts = text_units[schema.TEXT].to_list()
+    texts = text_units[schema.TEXT]  # a Series, read a batch at a time: never all units' text as Python strings
     ids = text_units[schema.ID].to_list()
     emb = make_embedder(cfg)
     if prepare is not None:
         prepare(emb)
     emb = emb.fit(texts)
     known = (reuse() or {}) if reuse is not None and not emb.corpus_fitted else {}
-    vecs = np.zeros((len(texts), max(emb.dim, 1)), np.float32)
+    vecs = np.zeros((len(ids), max(emb.dim, 1)), np.float32)
     todo = []
     for i, uid in enumerate(ids):
         v = known.get(uid)
@@ -67,6 +67,6 @@ def embed_stage(text_units: pl.DataFrame, cfg: Config, progress=None, prepare=No
     with stage(progress, "embed", len(todo)) as task:
         for s in range(0, len(todo), bs):
             rows = todo[s:s + bs]
-            vecs[rows] = emb.embed([texts[i] for i in rows])
+            vecs[rows] = emb.embed(texts.gather(rows).to_list())
             task.advance(len(rows))
     return emb, vecs

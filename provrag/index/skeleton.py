@@ -18,6 +18,8 @@ themselves (its own graph, its own word statistics) and takes the top β of ever
   unit at all, and so no entity a question could find it by.
 The `vecs` argument (the index's embeddings) is not used for the graph for the same reason:
 a corpus-fitted embedder changes every vector when one file changes.
+Exact cosine neighbours cost the square of one document's units; above `[skeleton] ann_above`
+units they come from an approximate NN-descent graph instead (provrag/index/neighbours.py).
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from provrag.config import Config
+from provrag.index.neighbours import cosine_neighbours
 from provrag.index.progress import stage
 from provrag.index.tables import frame
 from provrag.store import schema
@@ -34,31 +37,11 @@ if TYPE_CHECKING:
     import polars as pl
 
 _TOKEN_PATTERN = r"(?u)\b[^\W\d_][^\W\d_]+\b"  # words of 2+ letters (keywords are words, not numbers)
-_BLOCK = 2048
 
 
-def _embedding_neighbours(vecs: np.ndarray, k: int) -> list[tuple[int, int, float]]:
-    """Top-k cosine neighbours of every unit (L2-normalised rows, dense or sparse), computed block by
-    block (exact, bounded memory)."""
-    n = vecs.shape[0]
-    k = min(k, n - 1)
-    edges: list[tuple[int, int, float]] = []
-    if k <= 0:
-        return edges
-    for s in range(0, n, _BLOCK):
-        sims = vecs[s:s + _BLOCK] @ vecs.T
-        if hasattr(sims, "toarray"):  # sparse TF-IDF rows: one dense block at a time
-            sims = sims.toarray()
-        for r in range(sims.shape[0]):
-            sims[r, s + r] = -np.inf
-        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-        for r in range(sims.shape[0]):
-            for c in top[r]:
-                edges.append((s + r, int(c), float(sims[r, c])))
-    return edges
-
-
-def _keyword_matrix(texts: list[str]):
+def keyword_matrix(texts: list[str]):
+    """Word counts of every unit (rows) and the words (columns): the keyword graph's input and,
+    weighted per document, its KNN graph's (None, [] when no unit has a word)."""
     from sklearn.feature_extraction.text import CountVectorizer
 
     cv = CountVectorizer(token_pattern=_TOKEN_PATTERN, lowercase=True, stop_words="english", binary=False)
@@ -105,19 +88,26 @@ def _lexical_neighbours(m, k: int, salient: int = 10) -> list[tuple[int, int, fl
     return edges
 
 
+def document_vectors(m):
+    """One document's units as L2-normalised TF-IDF rows (sparse, idf within the document): the
+    vectors of its KNN graph."""
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    return TfidfTransformer(sublinear_tf=True).fit_transform(m).astype(np.float32)
+
+
 def _document_scores(m, sk) -> dict[int, float]:
     """PageRank of one document's units (rows of the keyword count matrix `m`) over its own
     KNN graph: TF-IDF cosine neighbours (idf within the document) and salient-word overlap."""
     import networkx as nx
-    from sklearn.feature_extraction.text import TfidfTransformer
 
     n = m.shape[0]
     if n == 1:
         return {0: 1.0}
-    weighted = TfidfTransformer(sublinear_tf=True).fit_transform(m).astype(np.float32)
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
-    for a, b, w in _embedding_neighbours(weighted, sk.knn_k) + _lexical_neighbours(m, sk.lexical_k):
+    neighbours = cosine_neighbours(document_vectors(m), sk.knn_k, sk.ann_above)
+    for a, b, w in neighbours + _lexical_neighbours(m, sk.lexical_k):
         if w > 0:
             prev = g.get_edge_data(a, b, {}).get("weight", 0.0)
             g.add_edge(a, b, weight=prev + w)
@@ -133,7 +123,7 @@ def skeleton_stage(text_units: pl.DataFrame, vecs: np.ndarray | None, cfg: Confi
     sk = cfg.skeleton
     n = text_units.height
     ids, texts = text_units[schema.ID].to_list(), text_units[schema.TEXT].to_list()
-    m, vocab = _keyword_matrix(texts)
+    m, vocab = keyword_matrix(texts)
     rows_of: dict[str | None, list[int]] = {}
     for i, doc in enumerate(text_units[schema.DOCUMENT_ID].to_list()):
         rows_of.setdefault(doc, []).append(i)

@@ -16,6 +16,7 @@ from provrag.store import writer as store
 
 def write_index(run: IndexRun) -> None:
     """Every table, the embeddings, the fitted embedder and the term table into `run.tmp`."""
+    import numpy as np
     import pyarrow as pa
 
     from provrag.store.terms import write_terms
@@ -27,7 +28,11 @@ def write_index(run: IndexRun) -> None:
         store.write_table(run.tmp, name, to_arrow(name, df))
     vec_type = pa.list_(pa.float32())
     ids = run.text_units[schema.ID].to_list()
-    vectors = pa.array(list(run.vectors), vec_type) if ids else pa.array([], vec_type)
+    vectors = pa.array([], vec_type)
+    if ids:  # the matrix as one flat buffer and its row offsets: no Python object per number or row
+        dim = run.vectors.shape[1]
+        offsets = pa.array(np.arange(0, (len(ids) + 1) * dim, dim, dtype=np.int32))
+        vectors = pa.ListArray.from_arrays(offsets, pa.array(np.ascontiguousarray(run.vectors, np.float32).reshape(-1)))
     store.write_table(run.tmp, schema.EMBEDDINGS, pa.table({schema.ID: pa.array(ids, pa.string()), "vector": vectors},
                                                            schema=schema.SCHEMAS[schema.EMBEDDINGS]))
     run.embedder.save(run.tmp / EMBEDDER_DIR)

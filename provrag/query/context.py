@@ -128,7 +128,7 @@ def engine_answer(engine, question: str, context: list[dict], extra: list[dict],
 def candidate_view(ret) -> list[dict]:
     return [{"kind": "text_unit", "id": c["human_readable_id"], "text_unit_id": c["text_unit_id"],
              "document": c["document"], "page_start": c["page_start"], "page_end": c["page_end"],
-             "score": c["score"], "bm25": c["bm25"], "cosine": c["cosine"]} for c in ret.candidates]
+             "score": c["score"], "bm25": c["bm25"], "cosine": c["cosine"], "why": c.get("why")} for c in ret.candidates]
 
 
 def selected_view(units: list[dict]) -> list[dict]:

@@ -26,6 +26,7 @@ import re
 from provrag.config import Config
 from provrag.engines.base import QueryTerms
 from provrag.query.context import ABSTENTION, CLOSEST, SearchResult
+from provrag.query.why import report_why
 from provrag.text.questions import is_broad
 from provrag.text.words import STOP_WORDS, WORD, term_stem
 
@@ -46,7 +47,7 @@ def _prefix(word: str) -> str:
 
 def score_reports(con, question: str, level: int) -> tuple[list[dict], str]:
     """Reports of level ≤ `level` (all levels if none), with a BM25 score against the question."""
-    words = []
+    words, written = [], []   # the prefixes matched, and the question's word each stands for
     for m in WORD.finditer(question.lower()):
         w = m.group(0)
         if w in STOP_WORDS or len(w) < 2:
@@ -54,6 +55,7 @@ def score_reports(con, question: str, level: int) -> tuple[list[dict], str]:
         p = _prefix(w) if not w[0].isdigit() else w
         if p not in words:
             words.append(p)
+            written.append(w)
     where = "WHERE level <= ?"
     n_at = con.execute("SELECT count(*) FROM community_reports WHERE level <= ?", [int(level)]).fetchall()[0][0]
     note = f"reports of level <= {level}"
@@ -73,17 +75,21 @@ def score_reports(con, question: str, level: int) -> tuple[list[dict], str]:
     dfs = [sum(1 for r in rows if r[6 + i] > 0) for i in range(len(words))]
     out = []
     for r in rows:
-        s = 0.0
+        s, by_word = 0.0, {}
         for i, df in enumerate(dfs):
             tf = r[6 + i]
             if tf:
                 idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-                s += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * r[4] / avgdl))
-        out.append({"community": int(r[0]), "level": r[1], "title": r[2], "rank": r[3], "size": r[5], "bm25": s})
+                by_word[written[i]] = idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * r[4] / avgdl))
+                s += by_word[written[i]]
+        out.append({"community": int(r[0]), "level": r[1], "title": r[2], "rank": r[3], "size": r[5], "bm25": s,
+                    "terms": by_word})   # each word's share of the BM25 score: why the report ranks (query/why.py)
     top = max((x["bm25"] for x in out), default=0.0)
     for x in out:
         # relevance first; the report's own rating (0–10 "impact") breaks ties, as GraphRAG weighs rank
-        x["score"] = round((x["bm25"] / top if top else 0.0) * 0.85 + 0.15 * float(x["rank"] or 0) / 10.0, 6)
+        lexical, rating = (x["bm25"] / top if top else 0.0) * 0.85, 0.15 * float(x["rank"] or 0) / 10.0
+        x["score"] = round(lexical + rating, 6)
+        x["components"] = {"bm25": round(x["bm25"], 6), "lexical": round(lexical, 6), "rating": round(rating, 6)}
     out.sort(key=lambda x: (-x["score"], x["community"]))
     return out, note
 
@@ -141,11 +147,14 @@ def global_search(reader, question: str, cfg: Config, engine, trace) -> SearchRe
             largest = max((int(x["size"] or 0) for x in scored), default=0) or 1
             for x in scored:  # a theme is as relevant as the share of the collection it covers
                 x["score"] = round(int(x["size"] or 0) / largest, 6)
+                x["components"] = {"bm25": x["components"]["bm25"], "size": x["score"]}
+                x["terms"] = {}  # no word of the question ranked it: the community's size did
             scored.sort(key=lambda x: (x["level"], -x["score"], -float(x["rank"] or 0), x["community"]))
             note += "; broad question: top level first, largest first"
         d["what"] = f"community reports scored against the question ({note})"
         d["candidates"] = [{"kind": "report", "id": x["community"], "title": x["title"], "score": x["score"],
-                            "bm25": round(x["bm25"], 4), "rank": x["rank"], "level": x["level"]} for x in scored[:50]]
+                            "bm25": round(x["bm25"], 4), "rank": x["rank"], "level": x["level"],
+                            "why": report_why(n + 1, x)} for n, x in enumerate(scored[:50])]
         d["count"] = len(scored)
     with trace.stage("focus") as d:
         chosen = (scored if broad else [x for x in scored if x["bm25"] > 0] or scored)[:max_reports]

@@ -46,7 +46,8 @@ _SPAN_POOL = (2, 8)      # best_span (the quote) on this many (by lexical score)
 
 # ---- candidate rows and their vectors -------------------------------------------------------
 
-def _vectors(reader, unit_ids: list[str]) -> dict:
+def unit_vectors(reader, unit_ids: list[str]) -> dict:
+    """{unit id: its stored embedding (numpy)} for the units that have one ({} without embeddings)."""
     if reader.tables.get("embeddings") is None or not unit_ids:
         return {}
     import numpy as np
@@ -216,7 +217,7 @@ def _resolve_groups(reader, groups: list[tuple[int | None, str, list[Ref]]], top
     emb = reader.embedder() if ids else None
     if emb is not None:
         try:
-            vecs = _vectors(reader, ids)
+            vecs = unit_vectors(reader, ids)
             texts = [s or " " for _, s, _ in groups]
             m = emb.embed(texts)
             qvecs = [m[i] for i in range(len(groups))]

@@ -11,7 +11,9 @@ scored exactly in both channels and fused as
 with w = [search] lexical_weight. A linear fusion of normalised scores (rather than
 reciprocal-rank fusion) keeps the margin information: a unit that matches every rare term
 of the question stays far ahead of one that merely shares its topic. GraphRAG folders have
-no unit embeddings: retrieval is then BM25 alone, and the trace says so.
+no unit embeddings: retrieval is then BM25 alone, and the trace says so. Every candidate
+carries its `why` (provrag/query/why.py): rank, the score's parts, and the question's words
+that drove it in each channel.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 from provrag.config import Config
+from provrag.query.why import explain_units
 from provrag.store import terms as lexical
 from provrag.store.units import fetch_units
 
@@ -143,8 +146,8 @@ def antecedents(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
     return out
 
 
-def fuse(lex: dict[str, float], den: dict[str, float], weight: float) -> dict[str, float]:
-    """Linear fusion of max-normalised channel scores (see the module docstring)."""
+def fusion_parts(lex: dict[str, float], den: dict[str, float], weight: float) -> dict[str, tuple[float, float]]:
+    """Each unit's (lexical, embedding) part of the linear fusion (see the module docstring)."""
     mb = max(lex.values(), default=0.0)
     md = max((max(v, 0.0) for v in den.values()), default=0.0)
     if mb <= 0:
@@ -152,8 +155,8 @@ def fuse(lex: dict[str, float], den: dict[str, float], weight: float) -> dict[st
     if md <= 0:
         weight = 1.0 if mb > 0 else weight
     ids = set(lex) | set(den)
-    return {i: weight * (lex.get(i, 0.0) / mb if mb else 0.0)
-            + (1 - weight) * (max(den.get(i, 0.0), 0.0) / md if md else 0.0) for i in ids}
+    return {i: (weight * (lex.get(i, 0.0) / mb if mb else 0.0),
+                (1 - weight) * (max(den.get(i, 0.0), 0.0) / md if md else 0.0)) for i in ids}
 
 
 def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, pool: int = 100,
@@ -212,7 +215,8 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
     miss_den = [i for i in union if i not in den]
     if miss_den and den and vec is not None:
         den.update(dict(dense(con, vec, limit=len(miss_den), unit_ids=miss_den)))
-    fused = fuse(lex, den, weight)
+    parts = fusion_parts(lex, den, weight)
+    fused = {i: a + b for i, (a, b) in parts.items()}
     if boost:  # only units either channel found: an entity seen in 1,000 units must not flood the ranking
         for i in fused:
             fused[i] += boost.get(i, 0.0)
@@ -232,5 +236,8 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
                       "document": u.document, "path": u.path, "score": round(s, 6),
                       "bm25": round(lex.get(uid, 0.0), 6), "cosine": round(den.get(uid, 0.0), 6), "rank": rank})
     channels["pool"] = {"bm25": len(lex), "dense": len(den), "union": len(union)}
+    t0 = time.perf_counter()  # why each candidate ranks where it does (query/why.py), for the trace
+    explain_units(reader, cands, question, qterms, fixes, stats, parts, boost, emb if den else None)
+    timings["why"] = _ms(t0)
     idf = lexical.idf_of(con, stats, qterms)
     return Retrieval(cands, channels, timings, qterms, idf)

@@ -118,6 +118,14 @@ def open_index(path) -> "IndexReader":
     return IndexReader(*found)
 
 
+def reading(path, reader: "IndexReader | None" = None):
+    """A context giving `reader` itself when the caller holds one open (a server keeps it
+    between requests, and closes it), else the index at `path`, opened now and closed on exit."""
+    from contextlib import nullcontext
+
+    return nullcontext(reader) if reader is not None else open_index(path)
+
+
 class IndexReader:
     """DuckDB views over one index; see the module docstring for the normalisation."""
 
@@ -224,6 +232,20 @@ class IndexReader:
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
+
+    def cursor(self) -> "IndexReader":
+        """The same views through a DuckDB connection of its own, for one thread at a time.
+
+        A server answers requests in threads: one DuckDB connection must not run two queries at
+        once, and the temp tables and registered frames the query code makes (BM25 terms, id
+        lists, resolve lookups) belong to a connection. Each request gets a twin; the embedder is
+        loaded once and shared. Closing the twin closes its cursor only (closing this reader
+        closes every twin's too)."""
+        twin = object.__new__(IndexReader)
+        twin.path, twin.kind, twin.has_pages, twin.tables = self.path, self.kind, self.has_pages, self.tables
+        twin._embedder = self.embedder()
+        twin.con = self.con.cursor()
+        return twin
 
     def close(self) -> None:
         try:

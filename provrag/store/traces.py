@@ -30,6 +30,7 @@ import re
 import uuid
 from pathlib import Path
 
+from provrag.store.provenance import write_tables
 from provrag.store.writer import may_write
 
 from provrag.errors import UsageError
@@ -118,11 +119,23 @@ def _row(trace: dict) -> dict:
     }
 
 
+def trace_schema():
+    """The Arrow schema of a stored trace file (flat columns, and the whole trace as JSON)."""
+    import pyarrow as pa
+
+    return pa.schema([
+        ("trace_id", pa.string()), ("kind", pa.string()), ("created", pa.string()), ("question", pa.string()),
+        ("method", pa.string()), ("engine", pa.string()), ("model", pa.string()), ("answer", pa.string()),
+        ("n_citations", pa.int64()), ("n_sources", pa.int64()), ("n_unresolved", pa.int64()),
+        ("total_ms", pa.float64()), ("index", pa.string()), ("trace_json", pa.string())])
+
+
 def save_trace(trace: dict, index_path) -> Path:
     """Store a trace (a dict with at least trace_id and kind) for an index; returns its file.
 
     Writes INDEX/queries/<time>-<id>.parquet, or the user fallback folder when the index
-    folder cannot be written. Never half-written: temp file, then rename.
+    folder cannot be written, and the trace's rows of the provenance tables in that folder's
+    retrievals/ and citations/ (store/provenance.py). Never half-written: temp file, then rename.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -137,11 +150,9 @@ def save_trace(trace: dict, index_path) -> Path:
     row = _row(trace)
     stamp = re.sub(r"[^0-9]", "", row["created"])[:17]
     path = folder / f"{stamp}-{row['trace_id']}.parquet"
-    table = pa.Table.from_pylist([row], schema=pa.schema([
-        ("trace_id", pa.string()), ("kind", pa.string()), ("created", pa.string()), ("question", pa.string()),
-        ("method", pa.string()), ("engine", pa.string()), ("model", pa.string()), ("answer", pa.string()),
-        ("n_citations", pa.int64()), ("n_sources", pa.int64()), ("n_unresolved", pa.int64()),
-        ("total_ms", pa.float64()), ("index", pa.string()), ("trace_json", pa.string())]))
+    # its retrievals and citations first, so a trace that can be listed has its rows beside it
+    write_tables(trace, folder, path.name)
+    table = pa.Table.from_pylist([row], schema=trace_schema())
     tmp = folder / f".{path.name}.{os.getpid()}.tmp"
     pq.write_table(table, tmp, compression="zstd")
     os.replace(tmp, path)
@@ -155,6 +166,12 @@ def _files(dirs: list[Path]) -> list[Path]:
         if d.is_dir():
             out.extend(p for p in d.glob("*.parquet") if not p.name.startswith("."))
     return out
+
+
+def stored_files(index_path, table: str | None = None) -> list[Path]:
+    """The stored trace files of an index (its folder and its user fallback), or with `table`
+    ("retrievals", "citations") that provenance table's files."""
+    return _files([d / table if table else d for d in trace_dirs(index_path)])
 
 
 def load_trace(trace_id: str, index_path=None) -> dict:

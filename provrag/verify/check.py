@@ -14,10 +14,11 @@ from provrag.verify.verdicts import Judge, summarise
 
 
 def verify_answer(reader, answer: str, cfg: Config, question: str | None = None, engine=None,
-                  progress=None) -> VerifyResult:
+                  progress=None, retrievals: list | None = None) -> VerifyResult:
     """Each claim of `answer` with its verdict and evidence over an open index, and the metrics.
     `question` makes short answers checkable (claims.question_to_claim); `engine` defaults to
-    the configured one; `progress()` is called after each claim."""
+    the configured one; `progress()` is called after each claim; `retrievals` collects, per
+    claim in order, why retrieval found its units (evidence.check_claim), for the trace."""
     if engine is None:
         from provrag.engines import get_engine
 
@@ -25,7 +26,7 @@ def verify_answer(reader, answer: str, cfg: Config, question: str | None = None,
     judge = Judge(engine)
     checks = []
     for claim in split_claims(answer, question):
-        checks.append(check_claim(reader, claim, judge, cfg))
+        checks.append(check_claim(reader, claim, judge, cfg, retrievals))
         if progress is not None:
             progress()
     return VerifyResult(method=judge.method, claims=checks, summary=summarise(checks), question=question)

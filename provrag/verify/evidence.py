@@ -62,10 +62,11 @@ def seam_units(units: dict[str, UnitRow]) -> list[Seam]:
     return out
 
 
-def retrieve(reader, query: str, cfg: Config, k: int) -> list[tuple[str, float]]:
-    """Top-k (unit id, score) by hybrid retrieval. When the fused scores are not numbers (a query
-    whose words are all outside the embedder's vocabulary embeds to a zero vector, and a zero
-    vector's cosine is NaN, which breaks the ranking) the BM25 channel alone ranks."""
+def retrieve(reader, query: str, cfg: Config, k: int) -> tuple[list[tuple[str, float]], list[dict]]:
+    """Top-k (unit id, score) by hybrid retrieval, and why each ranks there (query/why.py: one
+    record per unit). When the fused scores are not numbers (a query whose words are all
+    outside the embedder's vocabulary embeds to a zero vector, and a zero vector's cosine is
+    NaN, which breaks the ranking) the BM25 channel alone ranks, and no why is kept."""
     import math
 
     from provrag.query.retrieve import retrieve_units
@@ -74,16 +75,19 @@ def retrieve(reader, query: str, cfg: Config, k: int) -> list[tuple[str, float]]
     try:
         r = retrieve_units(reader, query, cfg, k=k)
         out = [(c["text_unit_id"], float(c.get("score") if c.get("score") is not None else 0.0)) for c in r.candidates]
+        why = [{"text_unit_id": c["text_unit_id"], "id": c["human_readable_id"], "document": c["document"],
+                "page_start": c["page_start"], "page_end": c["page_end"], "why": c.get("why")} for c in r.candidates]
     except Exception:  # no term table and no embeddings: cited evidence still stands
-        out = []
+        out, why = [], []
     if any(not math.isfinite(s) for _, s in out):
+        why = []
         try:
             stats = lexical.ensure_terms(reader.con, getattr(reader, "path", None))
             terms, _ = lexical.match_terms(reader.con, query)
             out = [(u, float(s)) for u, s in lexical.bm25(reader.con, stats, terms, limit=k)]
         except Exception:
             out = [(u, s) for u, s in out if math.isfinite(s)]
-    return out
+    return out, why
 
 
 def cited_units(reader, claim: Claim, k: int) -> tuple[list[tuple[str, int, list[tuple[str, str]]]], list[dict]]:
@@ -120,12 +124,16 @@ def evidence_of(row: UnitRow, verdict: Verdict, via: str, route: str, parts: tup
                             text_unit_ids=list(parts) if parts else None)
 
 
-def check_claim(reader, claim: Claim, judge: Judge, cfg: Config) -> ClaimCheck:
-    """One claim → its verdict, cited and retrieved evidence, and per-citation support."""
+def check_claim(reader, claim: Claim, judge: Judge, cfg: Config, retrievals: list | None = None) -> ClaimCheck:
+    """One claim → its verdict, cited and retrieved evidence, and per-citation support.
+    `retrievals`: where to append what retrieval did for the claim (its query and each
+    retrieved unit's why), for the verify trace."""
     vcfg = cfg.verify
     per_citation, unresolved = cited_units(reader, claim, int(vcfg.top_k_cited))
     query = claim.text if not claim.focus else f"{claim.text} {claim.focus}"
-    retrieved = retrieve(reader, query, cfg, int(vcfg.top_k_retrieved))
+    retrieved, why = retrieve(reader, query, cfg, int(vcfg.top_k_retrieved))
+    if retrievals is not None:
+        retrievals.append({"claim": claim.text, "query": query, "candidates": why})
 
     ids = [uid for _, _, us in per_citation for uid, _ in us] + [uid for uid, _ in retrieved]
     rows = fetch_units(reader, ids)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from provrag.query.why import retrieved_why, why_line
+
 if TYPE_CHECKING:
     from provrag.results import AskResult
 
@@ -27,6 +29,8 @@ def ask_view(result: AskResult):
         title += f" · confidence {result.confidence:.2f}"
     parts = [Panel(Markdown(result.answer or ""), title=title, title_align="left",
                    border_style="yellow" if result.abstained else "none")]
+    if result.error:  # the model's answer failed: say why and what stands in its place
+        parts.append(Text(f"warning: {result.error}", style="yellow"))
     if result.abstained and result.sources:
         parts.append(sources_table([s.to_json() for s in result.sources], title="closest passages — not an answer",
                                    has_pages=result.has_pages))
@@ -100,7 +104,9 @@ def trace_tree(t: dict, max_items: int = 8):
                 label = (f"{c.get('kind')} {c.get('id')}" + (f" · {c.get('title')}" if c.get("title") else "")
                          + (f" · {c.get('document')}{_page(c)}" if c.get("document") else ""))
                 extra = "".join(f" {k} {c[k]:.3f}" for k in ("bm25", "cosine") if isinstance(c.get(k), (int, float)))
-                c_br.add(Text.assemble(_short(label, 80), (f"  score {c.get('score', 0):.3f}{extra}", "dim")))
+                node = c_br.add(Text.assemble(_short(label, 80), (f"  score {c.get('score', 0):.3f}{extra}", "dim")))
+                if why_line(c.get("why"), head=False):   # why it ranks there: the score's parts, the words that drove it
+                    node.add(Text(f"why: {why_line(c.get('why'), head=False)}", style="dim"))
         sel = d.get("selected")
         if sel:
             s_br = br.add(Text(f"{len(sel)} selected for the answer"))
@@ -122,15 +128,24 @@ def trace_tree(t: dict, max_items: int = 8):
             br.add(Text(f"answer: {_short(d['answer'], 160)}"))
             if d.get("why"):
                 br.add(Text(f"why: {_short(d['why'], 160)}", style="dim"))
+        for i, r in enumerate(d.get("retrievals") or [] if s.get("name") == "evidence" else []):
+            found = [c for c in r.get("candidates") or [] if isinstance(c, dict)]
+            r_br = br.add(Text(f"claim {i + 1}: {len(found)} retrieved for “{_short(r.get('query') or '', 60)}”"))
+            for c in found[:3]:
+                r_br.add(Text.assemble(_short(f"{c.get('document')}{_page(c)}", 60),
+                                       (f"  {why_line(c.get('why'))}", "dim")))
         if s.get("name") == "citations":
             br.add(Text(f"{d.get('citations', 0)} citations → {d.get('sources', 0)} sources, "
                         f"{len(d.get('unresolved') or [])} unresolved"))
     srcs = t.get("sources") or []
     if srcs:
         s_br = root.add(Text("sources", style="bold"))
+        whys = retrieved_why(t)
         for s in srcs[:max_items]:
-            s_br.add(Text.assemble(f"{s.get('document')}{_page(s)}", (f"  {s.get('via')}", "dim"),
-                                   f"  “{_short(s.get('quote') or '', 80)}”"))
+            node = s_br.add(Text.assemble(f"{s.get('document')}{_page(s)}", (f"  {s.get('via')}", "dim"),
+                                          f"  “{_short(s.get('quote') or '', 80)}”"))
+            if whys.get(s.get("text_unit_id")):
+                node.add(Text(f"why this page: retrieved {why_line(whys[s.get('text_unit_id')])}", style="dim"))
     for k in ("verdicts", "summary"):  # verify traces (stored by the verify command) show their results too
         if t.get(k):
             root.add(Text(f"{k}: {_short(t[k], 200)}"))

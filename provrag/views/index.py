@@ -32,8 +32,12 @@ def index_summary(s: IndexSummary):
     llm = s.llm or {}
     t.add_row("LLM calls", f"{llm.get('calls', 0)} sent, {llm.get('cached', 0)} cached, {llm.get('failed', 0)} failed"
               + (f" ({s.engine})" if s.engine else ""))
+    for stage, n in (llm.get("stages") or {}).items():  # how each stage's items were made
+        t.add_row(f"  {stage}", made_by(n))
     t.add_row("seconds", f"{s.seconds:.1f}")
     parts = [t]
+    for line in llm.get("warnings") or []:  # a stage where most items were not the model's
+        parts.append(Text(f"warning: {line}", style="yellow"))
     if s.index_version:
         parts.append(Text(_over_time(s)))
     if s.problems:
@@ -58,3 +62,9 @@ def _over_time(s: IndexSummary) -> str:
     ids = f"; text units {units.get('added', 0)} new, {units.get('retired', 0)} retired" if s.mode != "first" else ""
     what = {"first": "a new index", "update": "an update", "full": "a full rebuild"}.get(s.mode, s.mode)
     return f"version {s.run} ({s.index_version}), {what}" + (f": files {files}" if files else "") + ids
+
+
+def made_by(counts: dict) -> str:
+    """'12 by the model, 3 offline fallback, 1 failed' (the parts that are not zero; the model's always)."""
+    words = (("by_model", "by the model"), ("fallback", "offline fallback"), ("failed", "failed"))
+    return ", ".join(f"{counts.get(k, 0)} {w}" for k, w in words if k == "by_model" or counts.get(k))

@@ -100,8 +100,15 @@ def verify_view(result: VerifyResult, width: int = 100, per_claim: int = 2):
     else:
         line.append("0 claims", style="bold")
     line.append(f"  ·  judge {result.method}", style="dim")
+    judged = ((result.llm or {}).get("stages") or {}).get("judge")
+    if judged and (judged.get("fallback") or judged.get("failed")):  # verdicts the model did not give
+        from provrag.views.index import made_by
+
+        line.append(f" (verdicts: {made_by(judged)})", style="yellow")
     if result.trace_id:
         line.append(f"  ·  trace {result.trace_id}", style="dim")
     parts.append(Text(""))
     parts.append(line)
+    for warning in (result.llm or {}).get("warnings") or []:
+        parts.append(Text(f"warning: {warning}", style="yellow"))
     return Group(*parts)

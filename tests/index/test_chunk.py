@@ -88,3 +88,25 @@ def test_chunk_stage_numbers_units_and_documents_learn_theirs(tmp_path, small_co
     linked = link_units(docs, units)
     assert linked["text_unit_ids"].to_list() == [units["id"].to_list(), []]
     assert linked.drop("text_unit_ids").equals(docs.drop("text_unit_ids"))
+
+
+def test_chunk_stage_over_many_batches_equals_chunking_each_document(tmp_path, shared):
+    """Past _FRAME_ROWS units the stage builds its frame batch by batch: the table is the one
+    chunking each document on its own gives, numbered 0..n-1 across batches and documents."""
+    import shutil
+
+    from provrag.index.chunk import _FRAME_ROWS
+
+    novella = next((shared / "fixtures" / "graphrag-dulce" / "source").glob("Operation*.md"))
+    for i in range(8):  # ~1,170 units each
+        shutil.copyfile(novella, tmp_path / f"copy-{i}.md")
+    cfg = load_config(overrides={"load": {"workers": 1}, "chunk": {"size_tokens": 16, "overlap_tokens": 4}})
+    docs = documents_frame(load_folder(tmp_path, cfg))
+    units = chunk_stage(docs, cfg)
+    assert units.height > _FRAME_ROWS
+    assert units.schema == frame(schema.TEXT_UNITS, []).schema
+    assert units["human_readable_id"].to_list() == list(range(units.height))
+    assert units["id"].n_unique() == units.height
+    want = [u for text in docs["text"] for u in chunk_text(text, None, 16, 4)]
+    assert units.select("text", "char_start", "char_end", "n_tokens").rows() == [
+        (u["text"], u["char_start"], u["char_end"], u["n_tokens"]) for u in want]

@@ -104,3 +104,19 @@ def test_not_an_index(tmp_path):
     with pytest.raises(IndexNotFound) as e:
         open_index(tmp_path)
     assert "\n" not in str(e.value)
+
+
+def test_cursor_twins_share_views_and_embedder_but_not_temp_tables(squad_subset_index):
+    """What a server gives each request: the same views through a connection of its own."""
+    with open_index(squad_subset_index) as r:
+        one, two = r.cursor(), r.cursor()
+        assert one.count("text_units") == two.count("text_units") == r.count("text_units") > 0
+        assert one.embedder() is two.embedder() is r.embedder() is not None
+        assert (one.path, one.kind, one.tables) == (r.path, r.kind, r.tables)
+        one.con.execute("CREATE TEMP TABLE only_here AS SELECT 1 AS x")
+        with pytest.raises(duckdb.CatalogException):
+            two.con.execute("SELECT * FROM only_here")
+        one.close()   # closes its cursor only
+        assert two.count("documents") == r.count("documents")
+        with pytest.raises(duckdb.ConnectionException):
+            one.count("documents")

@@ -38,3 +38,27 @@ def test_a_word_close_to_nothing_is_dropped():
     con = _con({"server": 1}, 1)
     assert match_terms(con, "zzyzx") == ({}, {})
     con.close()
+
+
+def test_the_term_table_of_many_units_is_sorted_by_term_then_unit_and_counts_each(shared):
+    """Past _BATCH_UNITS units the rows are built batch by batch and sorted by (term, unit id
+    rank): the table is every (term, unit) once, with its count and the unit's length, in
+    (term, text_unit_id) order, whatever order the units came in."""
+    import random
+    from collections import Counter
+
+    import polars as pl
+
+    from provrag.index.chunk import chunk_text
+    from provrag.store.terms import _BATCH_UNITS, build_terms, terms_of
+
+    novella = next((shared / "fixtures" / "graphrag-dulce" / "source").glob("Operation*.md")).read_text()
+    texts = [u["text"] for u in chunk_text(novella, None, 20, 0)] * 3
+    ids = [f"unit-{i:05d}" for i in range(len(texts))]
+    random.Random(0).shuffle(ids)  # ids not in unit order: the sort must not lean on it
+    assert len(texts) > _BATCH_UNITS
+    df = build_terms(pl.DataFrame({"id": ids, "text": texts}))
+    want = sorted((term, uid, tf, sum(c.values())) for uid, text in zip(ids, texts)
+                  for c in [Counter(terms_of(text))] for term, tf in c.items())
+    assert df.rows() == want
+    assert df.schema == {"term": pl.String, "text_unit_id": pl.String, "tf": pl.Int32, "dl": pl.Int32}

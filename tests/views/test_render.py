@@ -98,3 +98,22 @@ def test_ask_view_shows_an_abstention_and_its_closest_passages_as_not_an_answer(
     text = _render(ask_view(asked), 160)
     assert "confidence 0.02" in text and ABSTENTION in text
     assert "closest passages — not an answer" in text and "sources (best first)" not in text
+
+
+def test_trace_tree_says_why_each_candidate_and_source_was_retrieved(squad_subset_index):
+    """A real ask's trace: under each candidate, its score as the sum of its parts and the words
+    that drove it; under each source, why that page was retrieved (its rank among the candidates)."""
+    from provrag.config import load_config
+    from provrag.pipelines.ask import run_ask
+    from provrag.query.why import why_line
+    from provrag.views.ask import trace_tree
+
+    res = run_ask("When did the oil embargo end?", squad_subset_index, load_config(), method="basic", save=False)
+    text = " ".join(_render(trace_tree(res.trace), 240).split())
+    cands = next(s for s in res.trace["stages"] if s["name"] == "exploration")["data"]["candidates"]
+    first = why_line(cands[0]["why"], head=False)
+    assert first.startswith("score = lexical ") and "bm25: " in first and "embedding: " in first
+    assert f"why: {first}" in text
+    by_unit = {c["text_unit_id"]: c["why"] for c in cands}
+    src = next(s for s in res.sources if s.text_unit_id in by_unit)
+    assert f"why this page: retrieved {why_line(by_unit[src.text_unit_id])}" in text

@@ -6,17 +6,21 @@ stop hammering a server that is down, and keep the API key out of every message 
 So the client is built with `max_retries=0` and this module owns the loop:
 
 - retries with exponential backoff on 429 (waiting what Retry-After says), 5xx, 408/409,
-  timeouts, connection errors, unreadable response bodies and truncated replies
-  (finish_reason "length", retried with twice the `max_tokens` budget when one is set);
+  timeouts, connection errors and unreadable response bodies; a reply cut at its
+  `max_tokens` (finish_reason "length") is asked once more with twice the budget, and if it
+  is cut again the complete part is what the parser reads (a looping model loops again);
+- every request bounded: max_tokens per step, a timeout per request, both from endpoint.py;
 - a requests-per-minute limit and a cap on requests in flight, shared by all threads;
 - the content-addressed reply cache (provrag.store.cache.Cache, key = model + messages +
   parameters); a reply is stored only once the caller has validated it, so a failed item is
   asked again on the next run while a re-run over unchanged input makes zero calls;
 - accounting in engines.base.Usage per stage: `calls` counts requests a server received
   (every attempt, failed ones included; a refused connection reached nobody and is not
-  counted), `cached`, `failed` (items given up on), input/output tokens as the server reports
-  them (counted with cl100k when it reports none).
-Which server and which key are decided in endpoint.py, before the first request.
+  counted), `cached`, input/output tokens as the server reports them (counted with cl100k
+  when it reports none), and per item how it was made: by_model / fallback / failed
+  (engines/usage.py; the engine decides which, count_item records it).
+Which server and which key are decided in endpoint.py, before the first request. An item's
+reply is parsed, repaired once and given up on in validate.py; the engine then falls back.
 """
 from __future__ import annotations
 
@@ -29,8 +33,8 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
 from provrag.config import Config
-from provrag.engines.openai.endpoint import resolve_key
-from provrag.engines.openai.prompts import repair_message
+from provrag.engines.openai.endpoint import RequestTimer, concurrency_for, reply_budget, resolve_key
+from provrag.engines.openai.replies import looping
 from provrag.store.cache import key_of
 
 _KEYISH = re.compile(r"\b(sk-[A-Za-z0-9_\-*.]{4,}|Bearer\s+\S+)")
@@ -54,6 +58,13 @@ class _Retry(Exception):
 
 class _GiveUp(Exception):
     """A failure retrying cannot fix (400, 401, 404 …)."""
+
+
+def rejects_json_mode(reason: str | None) -> bool:
+    """An HTTP 400 that names response_format (JSON mode) — and only that one turns JSON mode
+    off: a 400 for an overlong prompt is that request's failure, not the server's limits."""
+    low = (reason or "").lower()
+    return low.startswith("http 400") and any(w in low for w in ("response_format", "response format", "json"))
 
 
 def retry_after_seconds(headers) -> float | None:
@@ -89,16 +100,16 @@ class LLMClient:
         self.model = s.model
         self.base_url = (s.base_url or (llm.base_url if section != "llm" else "") or "").strip()
         self._key = resolve_key(s.api_key_env, self.base_url, section, "" if section == "llm" else llm.api_key_env)
-        self.timeout = float(llm.timeout)
+        self.timer = RequestTimer(llm.timeout, self.base_url)
         self.max_retries = max(0, llm.max_retries)
         self.backoff = float(llm.backoff_seconds)
         self.max_backoff = float(llm.max_backoff_seconds)
-        self.concurrency = max(1, llm.concurrency)
+        self.concurrency = concurrency_for(llm.concurrency, self.base_url)
         rpm = float(llm.requests_per_minute)
         self._interval = 60.0 / rpm if rpm > 0 else 0.0
         self.temperature = llm.temperature
         self.seed = llm.seed
-        self.max_tokens = llm.max_tokens
+        self.llm = llm
         self.json_mode = llm.json_mode
         self.usage = usage
         self.cache = None
@@ -121,14 +132,14 @@ class LLMClient:
         return _KEYISH.sub("[key]", text)
 
     def _openai(self):
+        timeout = self.timeout_for(0)  # each request passes its own; this one covers anything else
         with self._lock:
             if self._client is None:
                 import openai
 
                 self._client = openai.OpenAI(
                     api_key=self._key or "no-key-needed", base_url=self.base_url or None,
-                    timeout=openai.Timeout(self.timeout, connect=min(10.0, self.timeout)),
-                    max_retries=0)
+                    timeout=timeout, max_retries=0)
             return self._client
 
     def _add(self, stage: str, **counts) -> None:
@@ -137,10 +148,28 @@ class LLMClient:
             for k, v in counts.items():
                 setattr(st, k, getattr(st, k) + v)
 
-    def record_failure(self, stage: str, label: str, reason: str) -> None:
+    def timeout_for(self, reply_tokens: int):
+        """An httpx timeout for one request whose reply may take `reply_tokens` (endpoint.RequestTimer)."""
+        import openai
+
         with self._lock:
-            self.usage.stage(stage).failed += 1
-            self.usage.errors.append(self.scrub(f"{stage} {label}: {reason}")[:500])
+            seconds = self.timer.seconds(reply_tokens)
+        return openai.Timeout(seconds, connect=min(10.0, seconds))
+
+    def count_item(self, stage: str, how: str, label: str = "", reason: str = "", n: int = 1) -> None:
+        """`n` items of `stage` made `how` ("by_model", "fallback" or "failed"); a reason is kept
+        (scrubbed) in usage.errors and, for the stage's warning line, in usage.reasons."""
+        with self._lock:
+            st = self.usage.stage(stage)
+            setattr(st, how, getattr(st, how) + n)
+            if reason:
+                what = {"fallback": "; the offline engine made it", "failed": "; left without a result"}.get(how, "")
+                self.usage.errors.append(self.scrub(f"{stage} {label}: {reason}{what}")[:500])
+                self.usage.reasons.setdefault(stage, []).append(self.scrub(reason)[:300])
+
+    def record_failure(self, stage: str, label: str, reason: str) -> None:
+        """An item given up on with no result to show (e.g. an embedding batch)."""
+        self.count_item(stage, "failed", label, reason)
 
     def record_note(self, stage: str, label: str, reason: str) -> None:
         """An error worth reporting that did not fail the item (e.g. a gleaning round lost)."""
@@ -162,8 +191,9 @@ class LLMClient:
             return min(asked, self.max_backoff)
         return min(self.max_backoff, self.backoff * (2 ** attempt)) * (0.75 + random.random() * 0.5)
 
-    def _attempts(self, stage: str, send, label: str = "") -> tuple[object | None, str | None]:
+    def _attempts(self, stage: str, send, label: str = "", timeout=None) -> tuple[object | None, str | None]:
         """Run send(attempt) until it works, retrying what may pass; (result, None) or (None, reason).
+        `timeout`: the httpx timeout send() uses, named in a timed-out reason.
 
         A fault survived is noted in usage.errors as "recovered", so a run says what happened
         even when nothing failed.
@@ -184,7 +214,8 @@ class LLMClient:
                     except openai.RateLimitError as e:
                         raise _Retry("HTTP 429 rate limited", True, retry_after_seconds(e.response.headers)) from None
                     except openai.APITimeoutError:
-                        raise _Retry(f"timed out after {self.timeout:g}s", True) from None
+                        seconds = getattr(timeout, "read", None) or self.timer.seconds()
+                        raise _Retry(f"timed out after {seconds:g}s", True, kind="timeout") from None
                     except openai.APIConnectionError as e:
                         raise _Retry(f"connection failed ({type(e.__cause__ or e).__name__})", False,
                                      kind="connection") from None
@@ -206,6 +237,8 @@ class LLMClient:
                 reason = r.reason
                 kinds.add(r.kind)
                 seen.append(r.reason)
+                if r.kind == "timeout" and kinds == {"timeout"} and len(seen) >= 2:
+                    break  # twice too slow: a third wait behind a busy server only delays every other item
                 if attempt + 1 < tries:
                     time.sleep(self._wait(attempt, r.wait))
                 continue
@@ -223,36 +256,61 @@ class LLMClient:
 
     # ------------------------------------------------------------ chat
 
-    def params(self, json_mode: bool = False) -> dict:
-        p = {"temperature": self.temperature}
+    def params(self, step: str, json_mode: bool = False) -> dict:
+        """A request's parameters for `step` (part of its cache key): every reply has a max_tokens budget."""
+        p = {"temperature": self.temperature, "max_tokens": reply_budget(self.llm, step)}
         if self.seed is not None:
             p["seed"] = self.seed
-        if self.max_tokens > 0:
-            p["max_tokens"] = self.max_tokens
         if json_mode and self.json_mode:
             p["response_format"] = {"type": "json_object"}
         return p
 
     def chat(self, stage: str, messages: list[dict], json_mode: bool = False,
              label: str = "") -> tuple[Reply | None, str | None]:
-        """One completion: from the cache when it holds this exact request, else from the server."""
-        params = self.params(json_mode)
+        """One completion: from the cache when it holds this exact request, else from the server.
+
+        A reply cut at max_tokens is asked once more with twice the budget; cut again, it is
+        returned with finish_reason "length" and the caller reads its complete part."""
+        params = self.params(stage, json_mode)
         key = key_of(self.model, messages, params)
         if self.cache is not None:
             hit = self.cache.get(key)
             if isinstance(hit, dict) and isinstance(hit.get("text"), str):
                 self._add(stage, cached=1)
                 return Reply(hit["text"], key, cached=True), None
+        reply, reason = self._complete(stage, messages, params, key, label)
+        if reply is not None and reply.finish_reason == "length" and looping(reply.text):
+            self.record_note(stage, label, "reply cut at max_tokens (finish_reason=length) repeats itself: "
+                                           "not asked again; its complete part is read")
+        elif reply is not None and reply.finish_reason == "length":
+            bigger = {**params, "max_tokens": params["max_tokens"] * 2}
+            again, why = self._complete(stage, messages, bigger, key, label)
+            if again is not None:
+                reply = again
+            asked = f"max_tokens={bigger['max_tokens']}"
+            self.record_note(stage, label, f"reply cut at max_tokens (finish_reason=length); asking with {asked} "
+                                           f"failed ({why}): its complete part is read" if why else
+                             f"reply cut at max_tokens (finish_reason=length), and again with {asked}: its complete "
+                             "part is read" if reply.finish_reason == "length" else
+                             f"recovered a reply cut at max_tokens (finish_reason=length) by asking with {asked}")
+        if reply is None and "response_format" in params and rejects_json_mode(reason):
+            # this server does not take response_format: ask without it from now on
+            self.json_mode = False
+            self.record_note(stage, label, f"server rejected response_format ({reason}); json_mode turned off")
+            return self.chat(stage, messages, json_mode, label)
+        return reply, reason
 
+    def _complete(self, stage: str, messages: list[dict], params: dict, key: str,
+                  label: str) -> tuple[Reply | None, str | None]:
+        """One request with its retries; the reply's tokens counted and its speed timed."""
         from provrag.text.tokens import count_tokens
 
-        truncated = []
+        timeout = self.timeout_for(params["max_tokens"])
 
         def send(attempt: int):
-            p = dict(params)
-            if truncated and "max_tokens" in p:  # a cut reply gets a bigger budget next time
-                p["max_tokens"] = p["max_tokens"] * (2 ** min(len(truncated), 3))
-            resp = self._openai().chat.completions.create(model=self.model, messages=messages, **p)
+            t0 = time.monotonic()
+            resp = self._openai().chat.completions.create(model=self.model, messages=messages, timeout=timeout,
+                                                          **params)
             choice = resp.choices[0]
             text = choice.message.content or ""
             u = getattr(resp, "usage", None)
@@ -263,60 +321,17 @@ class LLMClient:
             if tout is None:
                 tout = count_tokens(text)
             self._add(stage, input_tokens=int(tin), output_tokens=int(tout))
-            if choice.finish_reason == "length":
-                truncated.append(attempt)
-                raise _Retry("truncated output (finish_reason=length)", True)
+            with self._lock:
+                self.timer.record(int(tout), time.monotonic() - t0)
             return Reply(self.scrub(text) if self._key and self._key in text else text, key,
                          finish_reason=choice.finish_reason or "stop")
 
-        reply, reason = self._attempts(stage, send, label)
-        if reply is None and "response_format" in params and (reason or "").startswith("HTTP 400"):
-            # some local servers reject response_format: ask without it from now on
-            self.json_mode = False
-            self.record_note(stage, label, f"server rejected response_format ({reason}); json_mode turned off")
-            return self.chat(stage, messages, json_mode, label)
-        return reply, reason
+        return self._attempts(stage, send, label, timeout)
 
     def store(self, key: str, text: str) -> None:
         """Keep a validated reply for this request key."""
         if self.cache is not None:
             self.cache.put(key, {"text": text})
-
-    def validated(self, stage: str, label: str, messages: list[dict], parse, json_mode: bool = False,
-                  with_text: bool = False):
-        """Ask, parse, and on an unusable reply ask once more saying why; None when it stays unusable.
-
-        The repaired reply is also stored under the original request's key, so a re-run asks
-        nothing at all. with_text=True returns (value, accepted reply text) — gleaning needs
-        the text to continue the conversation.
-        """
-        none = (None, "") if with_text else None
-        reply, reason = self.chat(stage, messages, json_mode, label)
-        if reply is None:
-            self.record_failure(stage, label, reason)
-            return none
-        try:
-            value = parse(reply.text)
-        except ValueError as e:
-            problem = str(e)
-            convo = messages + [{"role": "assistant", "content": reply.text[:8000]}, repair_message(problem)]
-            fixed, reason = self.chat(stage, convo, json_mode, label)
-            if fixed is None:
-                self.record_failure(stage, label, f"invalid reply ({problem}); repair request failed: {reason}")
-                return none
-            try:
-                value = parse(fixed.text)
-            except ValueError as e2:
-                self.record_failure(stage, label, f"invalid reply, still invalid after one repair: {e2}")
-                return none
-            if not fixed.cached:
-                self.store(fixed.key, fixed.text)
-                self.record_note(stage, label, f"recovered by one repair request (first reply: {problem})")
-            self.store(reply.key, fixed.text)
-            return (value, fixed.text) if with_text else value
-        if not reply.cached:
-            self.store(reply.key, reply.text)
-        return (value, reply.text) if with_text else value
 
     # ------------------------------------------------------------ embeddings
 
@@ -328,8 +343,11 @@ class LLMClient:
         inputs = [t if t.strip() else " " for t in texts]  # the API rejects empty strings
         extra = {"dimensions": dimensions} if dimensions else {}
 
+        timeout = self.timeout_for(0)
+
         def send(attempt: int):
-            resp = self._openai().embeddings.create(model=self.model, input=inputs, encoding_format="float", **extra)
+            resp = self._openai().embeddings.create(model=self.model, input=inputs, encoding_format="float",
+                                                    timeout=timeout, **extra)
             data = sorted(resp.data, key=lambda d: d.index)
             if len(data) != len(inputs):
                 raise ValueError("wrong number of embeddings")
@@ -340,7 +358,7 @@ class LLMClient:
             self._add(stage, input_tokens=int(tin))
             return [list(d.embedding) for d in data]
 
-        return self._attempts(stage, send, label)
+        return self._attempts(stage, send, label, timeout)
 
     # ------------------------------------------------------------ concurrency
 

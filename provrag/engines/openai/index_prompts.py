@@ -119,9 +119,12 @@ def _csv(header: list[str], rows: list[list]) -> str:
     return buf.getvalue().rstrip("\n")
 
 
-def report_messages(context: dict, max_findings: int, count_tokens, budget: int) -> list[dict]:
+def report_messages(context: dict, max_findings: int, count_tokens, budget: int,
+                    shown: dict | None = None) -> list[dict]:
     """Entities, then relationships, then excerpts, each added while the budget allows
-    (GraphRAG caps report input at ~8k tokens the same way)."""
+    (GraphRAG caps report input at ~8k tokens the same way). `shown`, when given, receives the
+    ids of the rows the prompt holds ({"Entities": {…}, "Relationships": {…}}): the only ids
+    the report may cite."""
     # a total order (ties by id), so the same community gives the same prompt — and a cache hit — every run
     ents = sorted(context.get("entities", []),
                   key=lambda e: (-(e.get("degree") or 0), str(e.get("human_readable_id")), str(e.get("title"))))
@@ -150,6 +153,9 @@ def report_messages(context: dict, max_findings: int, count_tokens, budget: int)
             break
         xrows.append(text)
         used += cost
+    if shown is not None:
+        shown["Entities"] = {int(r[0]) for r in erows if str(r[0]).isdigit()}
+        shown["Relationships"] = {int(r[0]) for r in rrows if str(r[0]).isdigit()}
     return request_messages(
         "report", _REPORT_SYS, _REPORT_USER, max_findings=max_findings,
         entities=_csv(["id", "entity", "type", "description", "degree"], erows),

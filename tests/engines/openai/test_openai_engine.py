@@ -19,7 +19,7 @@ import pytest
 from provrag.config import load_config
 from provrag.engines import get_engine
 from provrag.engines.base import EngineAnswer
-from provrag.engines.openai import index_prompts, prompts, query_prompts, replies
+from provrag.engines.openai import index_prompts, prompts, query_prompts, records, replies
 from provrag.engines.openai.client import retry_after_seconds
 from provrag.engines.openai.cost import full_extraction_estimate
 from provrag.engines.openai.endpoint import LLMConfigError
@@ -189,20 +189,37 @@ def test_judge_batches_keep_one_verdict_per_span(srv, paragraphs):
     assert eng.usage.stage("judge").calls == 2  # 8 spans per request
 
 
-def test_a_failed_judge_request_gives_unsupported_verdicts(srv, paragraphs):
+def test_a_failed_judge_request_falls_back_to_the_offline_judge_per_span(srv, paragraphs):
+    claim = paragraphs[3].split(". ")[0]
     eng = get_engine(make_cfg(srv, {"max_retries": 0}))
     srv.fail_next({"fault": "500", "kind": "judge"})
-    v = eng.judge(paragraphs[3].split(". ")[0], paragraphs[:3])
-    assert v == [Verdict("unsupported", 0.0, "judge request failed", None)] * 3
-    assert eng.usage.stage("judge").failed == 1
+    v = eng.judge(claim, paragraphs[:4])
+    offline = get_engine(load_config()).judge(claim, paragraphs[:4])
+    assert [(x.label, x.score, x.span) for x in v] == [(x.label, x.score, x.span) for x in offline]
+    assert v[3].label == "supported"  # the span that states the claim, found by the offline judge
+    assert all(x.reason.startswith("offline judge (the model's failed): ") for x in v)
+    assert eng.usage.stages()["judge"] == {"by_model": 0, "fallback": 4, "failed": 0}  # items are spans
+    strict = get_engine(make_cfg(srv, {"max_retries": 0, "strict": True}))
+    srv.fail_next({"fault": "500", "kind": "judge"})
+    assert strict.judge(claim, paragraphs[:3]) == [Verdict("unsupported", 0.0, "judge request failed", None)] * 3
+    assert strict.usage.stages()["judge"] == {"by_model": 0, "fallback": 0, "failed": 3}
 
 
-def test_a_failed_answer_request_gives_an_empty_answer(srv, paragraphs):
+def test_a_failed_answer_request_gives_the_offline_answer_and_says_so(srv, paragraphs):
+    q, ctx = "What did the message say about harvests?", [{"citation": "[Data: Sources (1)]", "text": paragraphs[0]}]
     eng = get_engine(make_cfg(srv, {"max_retries": 0}))
     srv.fail_next({"fault": "500", "kind": "answer"})
-    a = eng.answer("What about the treaty?", [{"citation": "[Data: Sources (1)]", "text": paragraphs[0]}])
-    assert a == EngineAnswer("")
-    assert eng.usage.stage("answer").failed == 1 and "HTTP 500" in eng.usage.errors[0]
+    a = eng.answer(q, ctx)
+    assert a.text == get_engine(load_config()).answer(q, ctx).text and "[Data: Sources (1)]" in a.text
+    assert "HTTP 500" in a.details["fallback"]
+    assert eng.usage.stages()["answer"] == {"by_model": 0, "fallback": 1, "failed": 0}
+    assert "HTTP 500" in eng.usage.errors[0] and "the offline engine made it" in eng.usage.errors[0]
+    note = eng.usage.failure_note(("answer",))
+    assert "HTTP 500" in note and "offline engine" in note
+    strict = get_engine(make_cfg(srv, {"max_retries": 0, "strict": True}))
+    srv.fail_next({"fault": "500", "kind": "answer"})
+    assert strict.answer(q, ctx) == EngineAnswer("")
+    assert strict.usage.stages()["answer"]["failed"] == 1 and "strict" in strict.usage.failure_note(("answer",))
 
 
 def test_empty_entity_types_is_a_one_line_error_before_any_request(srv, paragraphs):
@@ -224,9 +241,9 @@ def test_extraction_asks_for_the_configured_entity_types(srv, paragraphs, tmp_pa
     asked = index_prompts.extract_messages(paragraphs[0], ["person", "treaty"])
     assert "Entity types to look for: PERSON, TREATY\n" in asked[1]["content"]
     # the reply is cached under the key of exactly this request: these messages, these parameters
-    assert cache.get(key_of(eng.client.model, asked, eng.client.params())) is not None
+    assert cache.get(key_of(eng.client.model, asked, eng.client.params("extract"))) is not None
     default = index_prompts.extract_messages(paragraphs[0], load_config().extract.entity_types)
-    assert cache.get(key_of(eng.client.model, default, eng.client.params())) is None
+    assert cache.get(key_of(eng.client.model, default, eng.client.params("extract"))) is None
     assert totals(srv)["by_kind"] == {"extract": 1}
 
 
@@ -261,8 +278,9 @@ def test_failed_items_are_not_cached_and_are_asked_again(srv, paragraphs, tmp_pa
     eng = get_engine(make_cfg(srv, {"max_retries": 0}))
     eng.attach_cache(cache)
     srv.fail_next("500")
-    assert eng.extract_graph([("u", paragraphs[0])])[0] == {"entities": [], "relationships": []}
-    assert eng.usage.stage("extract").failed == 1
+    offline = get_engine(load_config()).extract_graph([("u", paragraphs[0])])[0]
+    assert eng.extract_graph([("u", paragraphs[0])])[0] == offline and offline["entities"]
+    assert eng.usage.stages()["extract"] == {"by_model": 0, "fallback": 1, "failed": 0}
     again = get_engine(make_cfg(srv))
     again.attach_cache(cache)
     assert again.extract_graph([("u", paragraphs[0])])[0]["entities"]
@@ -298,11 +316,25 @@ def test_a_server_rejecting_json_mode_is_asked_without_it(srv, paragraphs):
     eng = get_engine(make_cfg(srv))
     ctx = _context(eng, paragraphs)
     srv.reset()
-    srv.fail_next({"fault": "400", "kind": "report"})
+    srv.fail_next({"fault": "400json", "kind": "report"})
     rep = eng.community_report(ctx)
-    assert rep["findings"] and eng.usage.stage("report").failed == 0
+    assert rep["findings"] and eng.usage.stages()["report"] == {"by_model": 1, "fallback": 0, "failed": 0}
     assert eng.client.json_mode is False and "json_mode turned off" in eng.usage.errors[-1]
     assert eng.usage.stage("report").calls == totals(srv)["requests"] == 2
+
+
+@pytest.mark.parametrize("fault", ["400", "overlong"])
+def test_any_other_400_fails_that_request_only_and_keeps_json_mode(srv, paragraphs, fault):
+    eng = get_engine(make_cfg(srv))
+    ctx = _context(eng, paragraphs)
+    srv.reset()
+    srv.fail_next({"fault": fault, "kind": "report"})
+    rep = eng.community_report(ctx)
+    assert rep == get_engine(load_config()).community_report(ctx)  # the offline report stands in
+    assert eng.client.json_mode is True and totals(srv)["requests"] == 1  # a 400 is not retried
+    assert eng.usage.stages()["report"] == {"by_model": 0, "fallback": 1, "failed": 0}
+    assert eng.community_report(ctx)["findings"] and eng.usage.stage("report").by_model == 1
+    assert "HTTP 400" in eng.usage.errors[0]
 
 
 def test_persistent_failure_is_recorded_and_the_run_goes_on(srv, paragraphs):
@@ -312,15 +344,23 @@ def test_persistent_failure_is_recorded_and_the_run_goes_on(srv, paragraphs):
     eng = get_engine(make_cfg(srv, {"max_retries": 2}))
     srv.fail_next("500", "500", "500")
     rep = eng.community_report(ctx)
-    assert rep["findings"] == [] and rep["summary"] == "" and rep["rating"] == 0.0  # safe empty report
+    assert rep == get_engine(load_config()).community_report(ctx) and rep["findings"]  # the offline report
     u = eng.usage.to_dict()
-    assert u["failed"] == 1 and u["calls"] == 3 == totals(srv)["requests"]
+    assert u["failed"] == 0 and u["fallback"] == 1 and u["calls"] == 3 == totals(srv)["requests"]
     assert "HTTP 500" in u["errors"][0] and "after 3 attempts" in u["errors"][0]
     assert eng.community_report(ctx)["findings"]  # next item: the server is back
+    assert eng.usage.stages()["report"] == {"by_model": 1, "fallback": 1, "failed": 0}
     srv.fail_next("malformed", "malformed")
-    assert eng.map_points("treaty?", [{"community": 1, "title": "t", "full_content": paragraphs[0]}]) == []
-    assert eng.usage.stage("map").failed == 1
+    batch = [{"community": 1, "title": "t", "full_content": paragraphs[0]}]
+    points = eng.map_points("What did the treaty say?", batch)
+    assert points == get_engine(load_config()).map_points("What did the treaty say?", batch)
+    assert eng.usage.stage("map").fallback == 1
     assert "after one repair" in eng.usage.errors[-1]
+    strict = get_engine(make_cfg(srv, {"max_retries": 2, "strict": True}))
+    srv.fail_next("500", "500", "500")
+    rep = strict.community_report(ctx)
+    assert rep["findings"] == [] and rep["summary"] == "" and rep["rating"] == 0.0  # strict: the safe empty report
+    assert strict.usage.to_dict()["failed"] == 1
 
 
 def test_connection_refused_fails_fast_and_is_recorded(monkeypatch, paragraphs):
@@ -334,14 +374,18 @@ def test_connection_refused_fails_fast_and_is_recorded(monkeypatch, paragraphs):
                                      "concurrency": 1}})
     eng = get_engine(cfg)
     t0 = time.monotonic()
-    out = eng.extract_graph([(f"u{i}", p) for i, p in enumerate(paragraphs[:6])])
+    units = [(f"u{i}", p) for i, p in enumerate(paragraphs[:6])]
+    out = eng.extract_graph(units)
     assert time.monotonic() - t0 < 5
-    assert out == [{"entities": [], "relationships": []}] * 6
+    assert out == get_engine(load_config()).extract_graph(units)  # every unit by the offline extractor
     u = eng.usage.to_dict()
-    assert u["failed"] == 6 and u["calls"] == 0  # nothing reached a server
+    assert u["fallback"] == 6 and u["failed"] == 0 and u["calls"] == 0  # nothing reached a server
     assert "connection failed" in u["errors"][0] and "after 4 attempts" in u["errors"][0]
     assert "after 1 attempt" in u["errors"][-1]  # later items stop backing off against a dead server
-    assert eng.community_report({"community": 1, "entities": [], "relationships": []})["title"] == "Community 1"
+    assert u["warnings"] == ["extract: 6 of 6 items fell back to the offline engine; likely cause: the server "
+                             "could not be reached ([llm] base_url)"]
+    strict = get_engine(cfg.replace("llm", strict=True))
+    assert strict.community_report({"community": 1, "entities": [], "relationships": []})["title"] == "Community 1"
 
 
 def test_rate_limit_and_concurrency(srv, paragraphs):
@@ -460,13 +504,13 @@ def test_parsers_accept_graphrag_output_and_reject_junk():
              '("entity"<|>Congress<|>organization<|>The legislature)##'
              '("relationship"<|>ABRAHAM LINCOLN<|>CONGRESS<|>Sent his message to<|>8)\n'
              '("relationship"<|>CONGRESS<|>TREASURY<|>funds<|>high)<|COMPLETE|>')
-    g = replies.parse_extraction(reply)
+    g = records.parse_extraction(reply)
     assert [e["title"] for e in g["entities"]] == ["ABRAHAM LINCOLN", "CONGRESS", "TREASURY"]
     assert g["entities"][1]["type"] == "ORGANIZATION"
     assert g["relationships"][0]["weight"] == 8.0 and g["relationships"][1]["weight"] == 1.0
-    assert replies.parse_extraction("<|COMPLETE|>") == {"entities": [], "relationships": []}
+    assert records.parse_extraction("<|COMPLETE|>") == {"entities": [], "relationships": []}
     with pytest.raises(ValueError):
-        replies.parse_extraction("I found Lincoln and Congress.")
+        records.parse_extraction("I found Lincoln and Congress.")
     rep = replies.parse_report('```json\n{"title": "T", "summary": "S", "rating": "7.5", "findings": []}\n```')
     assert rep["rating"] == 7.5 and rep["rating_explanation"] == ""
     for bad in ('{"title": "", "summary": "S", "rating": 1, "findings": []}',

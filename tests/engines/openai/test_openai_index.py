@@ -84,8 +84,10 @@ def test_manifest_counts_match_what_the_server_saw(indexes):
     assert stages["extract"]["calls"] == kinds.get("extract", 0) + kinds.get("glean", 0) > 0
     assert stages["report"]["calls"] == kinds.get("report", 0) + kinds.get("repair", 0) > 0  # the repair was a report's
     assert sum(s["calls"] for s in llm["by_stage"].values()) == llm["calls"]
-    assert llm["failed"] == 0  # every injected fault was survived …
-    assert sum("recovered" in e for e in llm["errors"]) >= 3  # … and recorded
+    assert llm["failed"] == llm["fallback"] == 0  # every injected fault was survived …
+    notes = [e for e in llm["errors"] if "recovered" in e]  # … and recorded (one item may survive two faults)
+    assert any("429" in e for e in notes) and any("500" in e for e in notes) and any("repair" in e for e in notes)
+    assert llm["stages"]["extract"]["by_model"] == indexes["first"].skeleton_units  # every item by the model
     assert indexes["first"].llm["calls"] == llm["calls"]  # what `index --json` reports
 
 

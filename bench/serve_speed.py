@@ -1,0 +1,164 @@
+"""Requests per second and latency of `provrag serve` against a CLI call, in one run (issue #19).
+
+usage: python bench/serve_speed.py [--index INDEX] [--build INDEX] [--n 40] [--cli 6] [--clients 1,8]
+
+The index: the ~9,500-unit bench corpus of bench/ask_speed.py (`--build DIR` makes it, minutes,
+once). The server is started as a subprocess (`provrag serve --index … --port <free>`), as a user
+runs it, and driven over real HTTP by 1 and 8 concurrent clients (threads, one httpx client each):
+- `POST /v1/resolve` with answers the server wrote (citations of real asks);
+- `POST /v1/ask` with SQuAD dev questions (the same for every configuration).
+Beside it, in the same run, the CLI's per-call wall time (`provrag resolve --json`, `provrag ask
+--json`), which pays interpreter start-up, imports and index opening each time. Printed: requests/s,
+p50 and p95 per endpoint and client count, and the CLI p50 ÷ server p50 (1 client) ratio. Writes
+bench/results/serve_speed-<date>.json.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import datetime as dt
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ask_speed import EVAL_DEV, build, pct  # noqa: E402  (the same corpus and percentile)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(provrag: str, index: Path, env: dict) -> tuple[subprocess.Popen, str]:
+    import httpx
+
+    port = free_port()
+    proc = subprocess.Popen([provrag, "serve", "--index", str(index), "--port", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited: {proc.stderr.read()[-500:]}")
+        try:
+            if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    proc.kill()
+    raise SystemExit("server did not answer /v1/health within 120 s")
+
+
+def drive(base: str, path: str, bodies: list[dict], clients: int) -> dict:
+    """Send every body once, `clients` at a time; latencies of the successful ones."""
+    import httpx
+
+    def one(body: dict, client: httpx.Client) -> float:
+        t0 = time.perf_counter()
+        r = client.post(f"{base}{path}", json=body, timeout=300)
+        r.raise_for_status()
+        return time.perf_counter() - t0
+
+    http = [httpx.Client() for _ in range(clients)]
+    t0 = time.perf_counter()
+    with cf.ThreadPoolExecutor(clients) as pool:
+        times = list(pool.map(lambda ib: one(ib[1], http[ib[0] % clients]), enumerate(bodies)))
+    wall = time.perf_counter() - t0
+    for c in http:
+        c.close()
+    return {"requests": len(times), "clients": clients, "per_s": len(times) / wall,
+            "p50_s": statistics.median(times), "p95_s": pct(times, 0.95)}
+
+
+def cli_times(cmds: list[list[str]], env: dict) -> list[float]:
+    out = []
+    for cmd in cmds:
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        out.append(time.perf_counter() - t0)
+        if p.returncode != 0:
+            print(f"  CLI failed: {p.stderr.strip()[:200]}")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index", type=Path)
+    ap.add_argument("--build", type=Path, help="index the bench corpus into this folder first")
+    ap.add_argument("--n", type=int, default=40, help="requests per endpoint and client count")
+    ap.add_argument("--cli", type=int, default=6, help="CLI calls per command")
+    ap.add_argument("--clients", default="1,8")
+    args = ap.parse_args()
+    if args.build:
+        build(args.build)
+        args.index = args.index or args.build
+    if not args.index:
+        ap.error("give --index (or --build)")
+    import httpx
+
+    env = dict(os.environ, XDG_DATA_HOME=tempfile.mkdtemp())  # bench traces stay out of the user's registry
+    provrag = str(Path(sys.executable).parent / "provrag")
+    qs = [json.loads(x)["question"] for x in (EVAL_DEV / "squad" / "questions.jsonl").read_text().splitlines()
+          if x.strip()]
+    clients = [int(c) for c in args.clients.split(",")]
+    proc, base = start_server(provrag, args.index, env)
+    try:
+        health = httpx.get(f"{base}/v1/health", timeout=30).json()
+        # answers with real citations, written by the server itself (not timed)
+        answers = []
+        for q in qs[: max(8, args.n // 4)]:
+            a = httpx.post(f"{base}/v1/ask", json={"question": q}, timeout=300).json()
+            if "[Data:" in (a.get("answer") or ""):
+                answers.append(a["answer"])
+        if not answers:
+            raise SystemExit("no ask produced a cited answer to resolve")
+        rows = []
+        for path, make in (("/v1/resolve", lambda i: {"answer": answers[i % len(answers)]}),
+                           ("/v1/ask", lambda i: {"question": qs[40 + i % (len(qs) - 40)]})):
+            drive(base, path, [make(i) for i in range(2)], 1)  # warm
+            for c in clients:
+                r = drive(base, path, [make(i) for i in range(args.n)], c)
+                rows.append({"endpoint": path, **r})
+                print(f"{path:12} {c:2d} client(s): {r['per_s']:6.2f} req/s  p50 {r['p50_s']:.3f} s  "
+                      f"p95 {r['p95_s']:.3f} s", flush=True)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for i, a in enumerate(answers[: args.cli]):
+            f = Path(tmp) / f"a{i}.md"
+            f.write_text(a)
+            files.append(f)
+        cli = {
+            "/v1/resolve": cli_times([[provrag, "resolve", "--answer-file", str(f), "--index", str(args.index),
+                                       "--json"] for f in files], env),
+            "/v1/ask": cli_times([[provrag, "ask", q, "--index", str(args.index), "--json"]
+                                  for q in qs[20: 20 + args.cli]], env),
+        }
+    ratios = {}
+    for path, times in cli.items():
+        served = next(r for r in rows if r["endpoint"] == path and r["clients"] == 1)
+        ratios[path] = statistics.median(times) / served["p50_s"]
+        print(f"{path:12} CLI call p50 {statistics.median(times):.2f} s (p95 {pct(times, 0.95):.2f} s): "
+              f"the server is {ratios[path]:.1f}× faster per request", flush=True)
+    out = ROOT / "bench" / "results" / f"serve_speed-{dt.date.today()}.json"
+    out.write_text(json.dumps({"index": str(args.index), "health": health, "served": rows,
+                               "cli_s": cli, "cli_over_server_p50": ratios, "cpus": os.cpu_count(),
+                               "machine": platform.platform()}, indent=1, default=str))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
