@@ -186,7 +186,7 @@ def _build(docs: Path, out: Path, tmp: Path, cfg: Config, progress, full: bool) 
         t0 = time.perf_counter()
         with step(run.progress, stage.__name__):  # a log gets one line per stage
             stage(run)
-        release_freed_memory()
+            release_freed_memory()  # inside the step: its time is the stage's, as the log says
         timings[stage.__name__] = round(time.perf_counter() - t0, 3)
         if stage is load and not full and up_to_date(previous, run.changes, cfg, run.documents):
             store.abort(tmp)
