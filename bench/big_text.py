@@ -74,7 +74,7 @@ def make_big_text(dest: Path, megabytes: float = 50, shared: Path = SHARED, pdf_
     with Path(dest).open("w", encoding="utf-8") as f:
         while written < target:
             copy += 1
-            data = f"Copy {copy} of the collection.\n\n{body}".encode("utf-8")
+            data = f"Copy {copy} of the collection.\n\n{body}".encode()
             if written + len(data) > target:  # the last copy ends at a paragraph end
                 f.write(data[: max(data[: target - written].rfind(b"\n\n"), 0)].decode("utf-8", errors="ignore") + "\n")
                 break

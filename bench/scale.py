@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.big_text import index_measured  # noqa: E402 (after the path: bench/ is not a package)
+from bench.big_text import index_measured  # after the path: bench/ is not a package
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PROVRAG_SHARED", ROOT.parent / "shared"))

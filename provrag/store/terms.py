@@ -40,22 +40,31 @@ TOKENIZER = "words-snowball-en-v2"  # recorded in the footer: a different tokeni
 
 K1, B = 1.2, 0.75  # Okapi BM25's usual parameters (Lucene's defaults)
 _BATCH_UNITS = 2048  # units tokenized into one Arrow batch of term rows (memory, not results)
+_ROW_GROUP = 65_536  # rows per parquet row group of terms.parquet (DuckDB skips groups by their term range)
 
 def build_terms(units) -> pl.DataFrame:
     """The term table of text units (a polars DataFrame or a list of dicts with id and text).
 
     Returns a polars DataFrame (term, text_unit_id, tf, dl) sorted by term.
     """
+    ranked, sorted_ids = _ranked_terms(units)
+    return _with_ids(ranked, sorted_ids)
+
+
+def _ranked_terms(units) -> tuple[pl.DataFrame, list[str]]:
+    """The term rows (term, unit, tf, dl) sorted by term then unit id, where `unit` is the rank
+    of the unit's id in the sorted ids returned beside them.
+
+    Ranks, not ids: sorting by (term, rank) is sorting by (term, id) on a third of the bytes,
+    and the ids go in after the sort (`_with_ids`), a row group at a time when writing. The
+    rows become Arrow every _BATCH_UNITS units: as Python lists a 50 MB text's 3.5 million
+    rows would cost ~800 MB and fragment the heap for the rest of the run."""
     import polars as pl
 
     if isinstance(units, pl.DataFrame):
         ids, texts = units["id"].to_list(), units["text"]
     else:
         ids, texts = [u["id"] for u in units], [u.get("text") for u in units]
-    # rows hold the rank of their unit's id, not the id: sorting by (term, rank) is sorting by
-    # (term, id) on a third of the bytes, and the ids are put in once, after the sort. The rows
-    # become Arrow every _BATCH_UNITS units: as Python lists a 50 MB text's 3.5 million rows
-    # would cost ~800 MB and fragment the heap for the rest of the run
     sorted_ids = sorted(set(ids))
     rank = {uid: r for r, uid in enumerate(sorted_ids)}
     frames, rows = [], ([], [], [], [])
@@ -71,10 +80,7 @@ def build_terms(units) -> pl.DataFrame:
             frames.append(_terms_frame(*rows))
             rows = ([], [], [], [])
     frames.append(_terms_frame(*rows))
-    df = pl.concat(frames).sort(["term", "unit"])
-    del frames
-    unit_ids = pl.Series("text_unit_id", sorted_ids, dtype=pl.String).gather(df["unit"])
-    return df.select("term", unit_ids, "tf", "dl")
+    return pl.concat(frames).sort(["term", "unit"]), sorted_ids
 
 
 def _terms_frame(terms: list, units: list, tfs: list, dls: list) -> pl.DataFrame:
@@ -84,9 +90,16 @@ def _terms_frame(terms: list, units: list, tfs: list, dls: list) -> pl.DataFrame
                         schema={"term": pl.String, "unit": pl.UInt32, "tf": pl.Int32, "dl": pl.Int32})
 
 
-def stats_of(units_count: int, terms_df) -> dict:
+def _with_ids(ranked: pl.DataFrame, sorted_ids: list[str]) -> pl.DataFrame:
+    import polars as pl
+
+    unit_ids = pl.Series("text_unit_id", sorted_ids, dtype=pl.String).gather(ranked["unit"])
+    return ranked.select("term", unit_ids, "tf", "dl")
+
+
+def stats_of(units_count: int, terms_df, unit_column: str = "text_unit_id") -> dict:
     """N and average unit length (in terms) for BM25, as stored in the parquet footer."""
-    lengths = terms_df.unique("text_unit_id")["dl"] if terms_df.height else None
+    lengths = terms_df.unique(unit_column)["dl"] if terms_df.height else None
     total = int(lengths.sum()) if lengths is not None else 0
     n = max(int(units_count), 1)
     return {"n_units": int(units_count), "avgdl": (total / n) if total else 1.0, "tokenizer": TOKENIZER}
@@ -123,17 +136,29 @@ def write_terms(folder: Path, units, previous: Path | None = None) -> dict:
     reused = None
     if previous is not None and isinstance(units, pl.DataFrame):
         reused = previous_terms(previous, set(units["id"].to_list()))
+    n = units.height if hasattr(units, "height") else len(units)
     if reused is not None and reused.height:
         done = set(reused["text_unit_id"].unique().to_list())
         fresh = build_terms(units.filter(~pl.col("id").is_in(list(done))))
-        df = pl.concat([reused, fresh]).sort(["term", "text_unit_id"])
+        df, sorted_ids = pl.concat([reused, fresh]).sort(["term", "text_unit_id"]), None
+        stats = stats_of(n, df)
     else:
-        df = build_terms(units)
-    n = units.height if hasattr(units, "height") else len(units)
-    stats = stats_of(n, df)
-    table = df.to_arrow()
-    table = table.replace_schema_metadata({KV_KEY: json.dumps(stats)})
-    pq.write_table(table, Path(folder) / TERMS_FILE, row_group_size=65_536, compression="zstd")
+        df, sorted_ids = _ranked_terms(units)
+        stats = stats_of(n, df, "unit")
+    # one row group of 65,536 rows at a time (their ids put in just then): the whole table as
+    # Arrow would be a second copy of it, ~0.5 GB for a 50 MB text
+    writer = None
+    try:
+        for start in range(0, max(df.height, 1), _ROW_GROUP):
+            part = df.slice(start, _ROW_GROUP)
+            table = (_with_ids(part, sorted_ids) if sorted_ids is not None else part).to_arrow()
+            if writer is None:  # the footer carries the BM25 stats
+                writer = pq.ParquetWriter(Path(folder) / TERMS_FILE, table.schema.with_metadata({KV_KEY: json.dumps(stats)}),
+                                          compression="zstd")
+            writer.write_table(table, row_group_size=_ROW_GROUP)
+    finally:
+        if writer is not None:
+            writer.close()
     return stats
 
 

@@ -117,6 +117,7 @@ class LLMClient:
         self._sem = threading.BoundedSemaphore(self.concurrency)
         self._next_slot = 0.0
         self._unreachable = False  # set after an item failed on connection errors only
+        self._bigger: dict[str, list[int]] = {}  # per stage: cut replies asked again with twice the budget, and how many came back whole
         self._client = None
 
     def __repr__(self) -> str:  # never the key
@@ -279,14 +280,20 @@ class LLMClient:
                 self._add(stage, cached=1)
                 return Reply(hit["text"], key, cached=True), None
         reply, reason = self._complete(stage, messages, params, key, label)
-        if reply is not None and reply.finish_reason == "length" and looping(reply.text):
-            self.record_note(stage, label, "reply cut at max_tokens (finish_reason=length) repeats itself: "
-                                           "not asked again; its complete part is read")
-        elif reply is not None and reply.finish_reason == "length":
+        cut = reply is not None and reply.finish_reason == "length"
+        if cut and (looping(reply.text) or self._bigger_never_helped(stage)):
+            self.record_note(stage, label, "reply cut at max_tokens (finish_reason=length) "
+                             + ("repeats itself" if looping(reply.text) else "(asking again with a bigger budget "
+                                "has not helped this step)") + ": not asked again; its complete part is read")
+        elif cut:
             bigger = {**params, "max_tokens": params["max_tokens"] * 2}
             again, why = self._complete(stage, messages, bigger, key, label)
             if again is not None:
                 reply = again
+            with self._lock:  # [tried, helped]: a step whose bigger budgets never help stops asking for them
+                tally = self._bigger.setdefault(stage, [0, 0])
+                tally[0] += 1
+                tally[1] += reply.finish_reason != "length"
             asked = f"max_tokens={bigger['max_tokens']}"
             self.record_note(stage, label, f"reply cut at max_tokens (finish_reason=length); asking with {asked} "
                                            f"failed ({why}): its complete part is read" if why else
@@ -299,6 +306,11 @@ class LLMClient:
             self.record_note(stage, label, f"server rejected response_format ({reason}); json_mode turned off")
             return self.chat(stage, messages, json_mode, label)
         return reply, reason
+
+    def _bigger_never_helped(self, stage: str) -> bool:
+        """Twice asked with twice the budget, twice cut again: this model loops at this step."""
+        tried, helped = self._bigger.get(stage, (0, 0))
+        return tried >= 2 and not helped
 
     def _complete(self, stage: str, messages: list[dict], params: dict, key: str,
                   label: str) -> tuple[Reply | None, str | None]:

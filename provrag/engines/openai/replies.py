@@ -35,9 +35,11 @@ def complete_part(reply: str) -> str:
 
 
 def looping(reply: str) -> bool:
-    """A reply that mostly repeats itself (a small model stuck in a loop): asked again with a
-    bigger budget it would only loop longer."""
-    pieces = [" ".join(p.split()) for p in re.split(r"\n|##|(?<=[.!?}])\s+", reply) if p.strip()]
+    """A reply that mostly repeats itself — the same line, record or JSON object again and again,
+    as a small model stuck in a loop writes until max_tokens: at least four pieces, at most half
+    of them distinct. Asked again with a bigger budget it would only loop longer. (Records that
+    share a description are distinct pieces: their names differ.)"""
+    pieces = [" ".join(p.split()) for p in re.split(r"\n|##|(?<=\})\s*,\s*(?=\{)", reply) if p.strip()]
     return len(pieces) >= 4 and len(set(pieces)) * 2 <= len(pieces)
 
 

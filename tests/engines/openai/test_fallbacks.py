@@ -42,7 +42,7 @@ def test_extraction_as_json_or_a_markdown_table_is_read(srv, paragraphs, fault):
     if fault == "json":  # a JSON reply carries the relationships too
         assert [len(g["relationships"]) for g in got] == [len(g["relationships"]) for g in plain]
     assert counts(eng, "extract") == {"by_model": 3, "fallback": 0, "failed": 0}
-    assert srv.stats()["requests"] == 3  # read as sent: no repair request
+    assert "repair" not in srv.stats()["by_kind"]  # read as sent: no repair request
 
 
 def test_records_copied_from_the_template_are_repaired_then_fall_back(srv, paragraphs):
@@ -101,6 +101,11 @@ def test_a_cut_reply_is_asked_once_more_with_twice_the_budget(srv, paragraphs):
     assert srv.stats()["by_kind"] == {"report": 2} and srv.stats()["max_tokens"]["report"] == 600
     (line,) = eng.usage.warnings()
     assert "replies cut at max_tokens (finish_reason=length): raise [llm.max_tokens_by_step] report" in line
+    eng.community_report(ctx)
+    eng.community_report(ctx)  # twice the budget never helped this step: the third report is not asked twice
+    assert srv.stats()["by_kind"] == {"report": 2 + 2 + 1}
+    assert counts(eng, "report") == {"by_model": 0, "fallback": 3, "failed": 0}
+    assert "has not helped this step" in eng.usage.errors[-2]
 
 
 def test_parse_extraction_keeps_only_names_of_the_passage():
