@@ -184,12 +184,27 @@ class LLMSettings:
     json_mode: bool
     max_context_tokens: int = count()   # 0 = 12000 for OpenAI/Azure, 4096 for any other server
     strict: bool
+    give_up_after: int = count()        # 0 = never: every item of a step is asked for
     max_tokens_by_step: dict[str, int]
 
     def __post_init__(self):
         for step, budget in self.max_tokens_by_step.items():
             if budget < 1:  # a model step's reply is never unbounded
                 raise ConfigError(f"'llm.max_tokens_by_step.{step}' must be an integer ≥ 1 (got {budget!r})")
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    kind: str = choice("local", "ray")  # provrag/executors/
+    address: str                        # ray: "auto", "ray://host:port", "host:port" or "" (a Ray of this machine)
+    num_workers: int = count()          # 0 = auto
+
+    def __post_init__(self):
+        import re
+
+        if self.address not in ("", "auto") and not re.fullmatch(r"(ray://)?[\w.\-\[\]:]+:\d+", self.address):
+            raise ConfigError(f"'executor.address' must be \"auto\", \"ray://HOST:PORT\", \"HOST:PORT\" or \"\" "
+                              f"(got {self.address!r})")
 
 
 @dataclass(frozen=True)
@@ -207,6 +222,7 @@ class Config:
     resolve: ResolveSettings
     verify: VerifySettings
     llm: LLMSettings
+    executor: ExecutorSettings
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as config.toml's nested tables (what manifest.json records)."""

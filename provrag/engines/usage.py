@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-ITEM_COUNTS = ("by_model", "fallback", "failed")
+ITEM_COUNTS = ("by_model", "fallback", "failed")  # every item is exactly one of these
 REQUEST_COUNTS = ("calls", "cached", "input_tokens", "output_tokens")
 
 # why a model step fails, from the reason recorded with it → what to tell the user. Checked in
@@ -60,9 +60,10 @@ class StageUsage:
     output_tokens: int = 0
     by_model: int = 0       # items the model's reply made
     fallback: int = 0       # items the offline engine made after the model failed
+    not_asked: int = 0      # of those fallback/failed items: not asked for, the step given up on ([llm] give_up_after)
 
     def add(self, other: "StageUsage") -> None:
-        for k in REQUEST_COUNTS + ITEM_COUNTS:
+        for k in REQUEST_COUNTS + ITEM_COUNTS + ("not_asked",):
             setattr(self, k, getattr(self, k) + getattr(other, k))
 
     @property
@@ -112,7 +113,9 @@ class Usage:
             lost = s.fallback + s.failed
             if s.items and lost * 2 > s.items:
                 how = "fell back to the offline engine" if s.fallback >= s.failed else "failed"
-                out.append(f"{name}: {lost} of {s.items} items {how}; likely cause: "
+                skipped = (f" ({s.not_asked} not asked: the model failed the ones before in a row, "
+                           "[llm] give_up_after)") if s.not_asked else ""
+                out.append(f"{name}: {lost} of {s.items} items {how}{skipped}; likely cause: "
                            f"{likely_cause(self.reasons.get(name, []), name)}")
         return out
 

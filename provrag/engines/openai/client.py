@@ -118,6 +118,8 @@ class LLMClient:
         self._next_slot = 0.0
         self._unreachable = False  # set after an item failed on connection errors only
         self._bigger: dict[str, list[int]] = {}  # per stage: cut replies asked again with twice the budget, and how many came back whole
+        self.give_up_after = max(0, llm.give_up_after)
+        self._failed_in_a_row: dict[str, int] = {}  # per stage: items that failed since the last one the model made
         self._client = None
 
     def __repr__(self) -> str:  # never the key
@@ -157,16 +159,34 @@ class LLMClient:
             seconds = self.timer.seconds(reply_tokens)
         return openai.Timeout(seconds, connect=min(10.0, seconds))
 
-    def count_item(self, stage: str, how: str, label: str = "", reason: str = "", n: int = 1) -> None:
+    def count_item(self, stage: str, how: str, label: str = "", reason: str = "", n: int = 1,
+                   asked: bool = True) -> None:
         """`n` items of `stage` made `how` ("by_model", "fallback" or "failed"); a reason is kept
-        (scrubbed) in usage.errors and, for the stage's warning line, in usage.reasons."""
+        (scrubbed) in usage.errors and, for the stage's warning line, in usage.reasons. An item
+        not `asked` (the step was given up on) is counted in `not_asked` too, without a reason
+        of its own: the note saying why was written once, when the step was given up."""
         with self._lock:
             st = self.usage.stage(stage)
             setattr(st, how, getattr(st, how) + n)
+            streak = 0 if how == "by_model" else self._failed_in_a_row.get(stage, 0) + n
+            self._failed_in_a_row[stage] = streak
+            if not asked:
+                st.not_asked += n
+                return
+            if self.give_up_after and streak >= self.give_up_after and streak - n < self.give_up_after:
+                self.usage.errors.append(f"{stage}: the model failed {streak} items of this step in a row; its "
+                                         f"remaining items are not asked for ([llm] give_up_after = {self.give_up_after})")
             if reason:
                 what = {"fallback": "; the offline engine made it", "failed": "; left without a result"}.get(how, "")
                 self.usage.errors.append(self.scrub(f"{stage} {label}: {reason}{what}")[:500])
                 self.usage.reasons.setdefault(stage, []).append(self.scrub(reason)[:300])
+
+    def gave_up(self, stage: str) -> bool:
+        """True once `give_up_after` items of `stage` failed in a row (none made by the model since):
+        a model that failed ten reports running will fail the next, and on a small local server
+        each costs minutes. Items already asked for in other threads still count."""
+        with self._lock:
+            return bool(self.give_up_after) and self._failed_in_a_row.get(stage, 0) >= self.give_up_after
 
     def record_failure(self, stage: str, label: str, reason: str) -> None:
         """An item given up on with no result to show (e.g. an embedding batch)."""

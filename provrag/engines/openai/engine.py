@@ -86,7 +86,7 @@ class OpenAIEngine(Engine):
         try:
             value = ask()
         except ItemFailed as e:
-            self.client.count_item(stage, "failed" if self.strict else "fallback", label, e.reason, n)
+            self.client.count_item(stage, "failed" if self.strict else "fallback", label, e.reason, n, e.asked)
             return None if self.strict else instead(e.reason)
         self.client.count_item(stage, "by_model", n=n)
         return value
@@ -103,7 +103,8 @@ class OpenAIEngine(Engine):
         try:
             result, first = validated(self.client, "extract", label, messages, lambda t: parse_extraction(t, text),
                                       with_text=True)
-        except ItemFailed as e:
+        except ItemFailed as e:  # counted now (the failures-in-a-row count is live); made by extract_graph
+            self.client.count_item("extract", "failed" if self.strict else "fallback", label, e.reason, asked=e.asked)
             return e
         self.client.count_item("extract", "by_model")
         # gleaning: GraphRAG's "anything missed?" rounds, each re-sending the conversation
@@ -156,8 +157,6 @@ class OpenAIEngine(Engine):
             # the offline extractor weighs words across its batch: it reads the whole batch, as offline indexing does
             instead = None if self.strict else self.offline.extract_graph(units)
             for i in lost:
-                self.client.count_item("extract", "failed" if self.strict else "fallback", f"unit {units[i][0]}",
-                                       graphs[i].reason)
                 graphs[i] = instead[i] if instead is not None else _empty_graph()
         return graphs
 

@@ -18,12 +18,17 @@ from provrag.engines.openai.replies import complete_part
 CUT = "reply cut at max_tokens (finish_reason=length)"
 
 
-class ItemFailed(Exception):
-    """A model step that produced nothing usable for one item, after retries and repair."""
+NOT_ASKED = "not asked: the model failed the items before it in a row ([llm] give_up_after)"
 
-    def __init__(self, reason: str):
+
+class ItemFailed(Exception):
+    """A model step that produced nothing usable for one item, after retries and repair; or, when
+    `asked` is False, an item the model was not asked for because its step was given up on."""
+
+    def __init__(self, reason: str, asked: bool = True):
         super().__init__(reason)
         self.reason = reason
+        self.asked = asked
 
 
 def _readable(reply) -> str:
@@ -35,6 +40,8 @@ def validated(client, stage: str, label: str, messages: list[dict], parse, json_
     """The parsed value of the model's reply (with the accepted text when `with_text`: gleaning
     continues the conversation), or ItemFailed. The accepted text is cached under the first
     request's key too, so a re-run over the same input asks nothing."""
+    if client.gave_up(stage):
+        raise ItemFailed(NOT_ASKED, asked=False)
     reply, reason = client.chat(stage, messages, json_mode, label)
     if reply is None:
         raise ItemFailed(reason or "no reply")

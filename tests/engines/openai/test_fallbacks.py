@@ -62,6 +62,34 @@ def test_records_copied_from_the_template_are_repaired_then_fall_back(srv, parag
                                     "small: its replies were not in the required format even after a repair request"]
 
 
+def test_a_step_failed_give_up_after_times_in_a_row_stops_asking(srv, paragraphs):
+    units = [(f"u{i}", p) for i, p in enumerate(paragraphs[:6])]
+    always(srv, extract="placeholder", repair="placeholder")  # every reply and every repair unusable
+    eng = get_engine(make_cfg(srv, {"concurrency": 1, "give_up_after": 3}))
+    got = eng.extract_graph(units)
+    assert got == get_engine(OFFLINE).extract_graph(units)  # every unit still made, by the offline engine
+    assert srv.stats()["requests"] == 3 * 2  # three units asked (each with its repair), three not asked
+    usage = eng.usage.to_dict()
+    assert usage["by_stage"]["extract"]["not_asked"] == 3 and counts(eng, "extract")["fallback"] == 6
+    (line,) = eng.usage.warnings()
+    assert line.startswith("extract: 6 of 6 items fell back to the offline engine (3 not asked") and "too small" in line
+    assert sum("give_up_after = 3" in e for e in usage["errors"]) == 1  # said once, not per skipped unit
+    srv.reset()
+    always(srv, extract="placeholder", repair="placeholder")
+    eng = get_engine(make_cfg(srv, {"concurrency": 1, "give_up_after": 0}))  # 0: always ask
+    eng.extract_graph(units)
+    assert srv.stats()["requests"] == 6 * 2 and eng.usage.to_dict()["by_stage"]["extract"]["not_asked"] == 0
+
+
+def test_an_item_the_model_makes_restarts_the_count(srv, paragraphs):
+    units = [(f"u{i}", p) for i, p in enumerate(paragraphs[:5])]
+    srv.fail_next(*[{"fault": "placeholder", "kind": k} for k in ("extract", "repair") * 2])  # u0 and u1 fail
+    eng = get_engine(make_cfg(srv, {"concurrency": 1, "give_up_after": 3}))
+    eng.extract_graph(units)  # u2 is the model's: the two failures before it no longer count
+    assert counts(eng, "extract") == {"by_model": 3, "fallback": 2, "failed": 0}
+    assert eng.usage.to_dict()["by_stage"]["extract"]["not_asked"] == 0
+
+
 def test_a_stage_where_few_items_fell_back_has_no_warning(srv, paragraphs):
     units = [(f"u{i}", p) for i, p in enumerate(paragraphs[:4])]
     srv.fail_next({"fault": "placeholder", "kind": "extract"}, {"fault": "placeholder", "kind": "repair"})
