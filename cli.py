@@ -18,7 +18,7 @@ from typing import Optional
 import typer
 from typer.core import TyperGroup
 
-from provrag.commands.common import (INTERNAL_ERROR, ConfigOpt, IndexOpt, JsonOpt, console,
+from provrag.commands.common import (INTERNAL_ERROR, ConfigOpt, IndexOpt, JsonOpt, StrictOpt, console,
                                     emit_json, load_cfg, read_text_arg, say_error, say_warning, state,
                                     usage)
 from provrag.commands import serving
@@ -84,6 +84,7 @@ def index(
     full: bool = typer.Option(False, "--full",
                               help="Rebuild everything from the files, reusing nothing of the previous index "
                                    "(its ids stay stable all the same)."),
+    strict: bool = StrictOpt,
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
 ):
@@ -104,7 +105,7 @@ def index(
 
     if not docs.exists():
         usage(f"no such folder: {docs}")
-    cfg = load_cfg(config)
+    cfg = load_cfg(config, strict)
     # --json: no bars on a terminal, but a log (stderr not a terminal) still gets its lines
     with StageProgress(console(True), enabled=not as_json or not console(True).is_terminal) as progress:
         summary = run_index(docs, out_dir, cfg, progress=progress, full=full, wait=(  # one line on stderr
@@ -126,6 +127,7 @@ def ask(
     index_dir: Path = IndexOpt,
     method: Optional[str] = typer.Option(None, "--method", "-m",
                                          help="global | local | basic | auto (default: search.default_method in config.toml)."),
+    strict: bool = StrictOpt,
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
 ):
@@ -142,7 +144,7 @@ def ask(
         question = sys.stdin.read()
     if method is not None and method.strip().lower() not in ("auto", "global", "local", "basic"):
         usage(f"unknown --method '{method}' (expected auto, global, local or basic)")
-    cfg = load_cfg(config)
+    cfg = load_cfg(config, strict)
     result = run_ask(question, index_dir, cfg, method=method)
     if result.trace_error:
         say_warning(result.trace_error)
@@ -203,6 +205,7 @@ def verify(
                                            help="The question answered: makes short answers (\"Delhi\") checkable claims."),
     fail_under: Optional[float] = typer.Option(None, "--fail-under",
                                                help="Exit 1 when the share of supported claims is under R (0..1)."),
+    strict: bool = StrictOpt,
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
 ):
@@ -225,7 +228,7 @@ def verify(
         usage("give exactly one answer: --trace ID, --answer-file F, --answer TEXT or - (stdin)")
     if fail_under is not None and not 0.0 <= fail_under <= 1.0:
         usage(f"--fail-under must be between 0 and 1 (got {fail_under})")
-    cfg = load_cfg(config)
+    cfg = load_cfg(config, strict)
     stdin_text = sys.stdin.read() if stdin_flag == "-" else None
     result = run_verify(index_dir, cfg, answer=answer, answer_file=answer_file, trace_id=trace_id,
                         stdin_text=stdin_text, question=question)

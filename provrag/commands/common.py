@@ -38,6 +38,9 @@ ConfigOpt = typer.Option(None, "--config", "-c", help="TOML file overriding keys
                          exists=False, dir_okay=False)
 JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout, nothing else.")
 IndexOpt = typer.Option(..., "--index", "-i", help="A provrag index folder or a Microsoft GraphRAG output folder.")
+StrictOpt = typer.Option(False, "--strict",
+                         help="Model output only ([llm] strict = true): an item the model fails on stays failed "
+                              "instead of being made by the offline engine (with [llm] engine = \"openai\").")
 
 
 def usage(message: str):
@@ -53,10 +56,12 @@ def emit_json(obj) -> None:
     sys.stdout.write(json_document(obj) + "\n")
 
 
-def load_cfg(config: Optional[Path]):
+def load_cfg(config: Optional[Path], strict: bool = False):
+    """config.toml with the --config file's keys over it; `--strict` sets [llm] strict."""
     from provrag.config import load_config
 
-    return load_config(config)
+    cfg = load_config(config)
+    return cfg.replace("llm", strict=True) if strict else cfg
 
 
 def read_text_arg(text: Optional[str], answer_file: Optional[Path]) -> str:

@@ -30,10 +30,10 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 
 from provrag.config import Config
-from provrag.engines.openai.endpoint import RequestTimer, concurrency_for, reply_budget, resolve_key
+from provrag.engines.openai.endpoint import (RequestTimer, concurrency_for, rejects_json_mode, reply_budget, resolve_key,
+                                             retry_after_seconds)
 from provrag.engines.openai.replies import looping
 from provrag.store.cache import key_of
 
@@ -58,36 +58,6 @@ class _Retry(Exception):
 
 class _GiveUp(Exception):
     """A failure retrying cannot fix (400, 401, 404 …)."""
-
-
-def rejects_json_mode(reason: str | None) -> bool:
-    """An HTTP 400 that names response_format (JSON mode) — and only that one turns JSON mode
-    off: a 400 for an overlong prompt is that request's failure, not the server's limits."""
-    low = (reason or "").lower()
-    return low.startswith("http 400") and any(w in low for w in ("response_format", "response format", "json"))
-
-
-def retry_after_seconds(headers) -> float | None:
-    """Seconds the server asks us to wait: retry-after-ms, Retry-After seconds or HTTP date."""
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
 
 
 class LLMClient:

@@ -8,6 +8,8 @@ server (Ollama, vLLM on localhost…) needs none.
 from __future__ import annotations
 
 import os
+import time
+from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
 from provrag.config import ConfigError
@@ -122,3 +124,33 @@ class RequestTimer:
             return FIRST_LOCAL_TIMEOUT
         lo, hi = TIMEOUT_RANGE
         return min(hi, max(lo, 3 * reply_tokens / rate + 30))
+
+
+def rejects_json_mode(reason: str | None) -> bool:
+    """An HTTP 400 that names response_format (JSON mode) — and only that one turns JSON mode
+    off: a 400 for an overlong prompt is that request's failure, not the server's limits."""
+    low = (reason or "").lower()
+    return low.startswith("http 400") and any(w in low for w in ("response_format", "response format", "json"))
+
+
+def retry_after_seconds(headers) -> float | None:
+    """Seconds the server asks us to wait: retry-after-ms, Retry-After seconds or HTTP date."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None

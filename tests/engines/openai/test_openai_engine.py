@@ -20,7 +20,7 @@ from provrag.config import load_config
 from provrag.engines import get_engine
 from provrag.engines.base import EngineAnswer
 from provrag.engines.openai import index_prompts, prompts, query_prompts, records, replies
-from provrag.engines.openai.client import retry_after_seconds
+from provrag.engines.openai.endpoint import retry_after_seconds
 from provrag.engines.openai.cost import full_extraction_estimate
 from provrag.engines.openai.endpoint import LLMConfigError
 from provrag.engines.openai.engine import CANNOT_ANSWER, OpenAIEngine
