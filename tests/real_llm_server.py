@@ -44,6 +44,9 @@ ACCESS_LINE = re.compile(r'"POST (/v1/\S+) HTTP/1\.[01]" (\d{3})')
 # variable provrag reads it from: a test can then look for it in every file and output provrag writes
 TEST_KEY = "sk-provrag-real-llm-Vn52-do-not-leak-4417"
 TEST_KEY_ENV = "PROVRAG_REAL_LLM_KEY"
+# what the README's local-model walk-through sets for a small model on a CPU: replies it can finish
+# (a model that loops writes to the end of its budget, at ~50 tokens/s on one core)
+SMALL_MODEL_REPLY_BUDGETS = {"extract": 600, "report": 800}
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "upgrade"}
 
 
@@ -92,7 +95,11 @@ def toml_text(overrides: dict) -> str:
     lines = []
     for section, keys in overrides.items():
         lines.append(f"[{section}]")
-        lines += [f"{k} = {json.dumps(v)}" for k, v in keys.items()]
+        lines += [f"{k} = {json.dumps(v)}" for k, v in keys.items() if not isinstance(v, dict)]
+        for k, sub in keys.items():  # a nested table: [section.k]
+            if isinstance(sub, dict):
+                lines.append(f"[{section}.{k}]")
+                lines += [f"{kk} = {json.dumps(vv)}" for kk, vv in sub.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -218,7 +225,8 @@ class LlamaCppServer:
 
     def provrag_overrides(self, api_key_env: str = "") -> dict:
         """The provrag settings that point both the engine and the embedder at this server."""
-        return {"llm": {"engine": "openai", "base_url": self.url, "model": CHAT_MODEL, "api_key_env": api_key_env},
+        return {"llm": {"engine": "openai", "base_url": self.url, "model": CHAT_MODEL, "api_key_env": api_key_env,
+                        "max_tokens_by_step": SMALL_MODEL_REPLY_BUDGETS},
                 "embeddings": {"engine": "openai", "model": EMBED_MODEL, "api_key_env": api_key_env}}
 
     def start(self) -> "LlamaCppServer":

@@ -93,7 +93,7 @@ def test_a_stand_in_is_not_kept_a_model_reply_is(runs):
     summaries the model wrote come from the reply cache."""
     kinds, again = runs["stats2"]["by_kind"], runs["again"]
     assert again.mode == "update" and again.entities == runs["first"].entities
-    # every stand-in report is asked again, until [llm] give_up_after (10) of them failed in a row
+    # every stand-in report is asked again, until [llm] give_up_after (5) of them failed in a row
     give_up = load_config().llm.give_up_after
     assert again.community_reports > give_up and kinds.get("report", 0) == give_up
     assert again.llm["by_stage"]["report"]["not_asked"] == again.community_reports - give_up
