@@ -133,9 +133,11 @@ def assert_failures_recorded_and_fell_back(usage: dict, where: str) -> None:
         asked = st["fallback"] - st.get("not_asked", 0)  # items not asked ([llm] give_up_after) have one note
         if st.get("not_asked"):
             assert any(e.startswith(f"{name}: ") and "give_up_after" in e for e in usage["errors"]), (where, name)
-        if asked and len(usage["errors"]) < 50:  # each fallback the model was asked for says why (50 are kept)
+        if asked and len(usage["errors"]) < 50:  # each failed request says why (50 are kept)
             reasons = [e for e in usage["errors"] if e.startswith(f"{name} ") and "recovered" not in e]
-            assert len(reasons) >= asked, f"{where} {name}: {asked} fallbacks, reasons {reasons}"
+            # the judge asks for a batch of spans at once: one reason covers the batch's spans
+            least = 1 if name == "judge" else asked
+            assert len(reasons) >= least, f"{where} {name}: {asked} fallbacks, reasons {reasons}"
 
 
 def test_every_failure_is_recorded_and_fell_back(runs):
