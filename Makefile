@@ -24,7 +24,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	@touch $@
 
 $(TSTAMP): $(STAMP)
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test,ray]'
 	@touch $@
 
 install: $(STAMP)

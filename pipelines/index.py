@@ -22,6 +22,7 @@ from pathlib import Path
 
 from provrag.config import Config
 from provrag.errors import UsageError
+from provrag.executors import make_executor
 from provrag.index.progress import step
 from provrag.index.state import IndexRun
 from provrag.index.summary import IndexSummary, manifest
@@ -43,7 +44,8 @@ def load(run: IndexRun) -> None:
     from provrag.index.load import documents_frame, load_folder
     from provrag.index.versions import document_changes
 
-    run.documents = documents_frame(load_folder(run.docs, run.cfg, cache=run.cache("parse"), progress=run.progress))
+    run.documents = documents_frame(load_folder(run.docs, run.cfg, cache=run.cache("parse"), progress=run.progress,
+                                                  executor=run.executor))
     run.changes = document_changes(run.previous, run.documents)
 
 
@@ -52,7 +54,7 @@ def chunk(run: IndexRun) -> None:
     both get their stable numbers."""
     from provrag.index.chunk import chunk_stage, link_units
 
-    text_units = chunk_stage(run.documents, run.cfg, run.progress, cache=run.cache("chunk"))
+    text_units = chunk_stage(run.documents, run.cfg, run.progress, cache=run.cache("chunk"), executor=run.executor)
     run.documents = run.ids.number_frame(schema.DOCUMENTS, link_units(run.documents, text_units))
     run.text_units = run.ids.number_frame(schema.TEXT_UNITS, text_units)
 
@@ -72,7 +74,8 @@ def embed(run: IndexRun) -> None:
     def reuse():  # the previous index's vectors, asked for only by an embedder that embeds text by text
         return previous_vectors(run.previous, run.cfg) if not run.full else None
 
-    run.embedder, run.vectors = embed_stage(run.text_units, run.cfg, run.progress, prepare=prepare, reuse=reuse)
+    run.embedder, run.vectors = embed_stage(run.text_units, run.cfg, run.progress, prepare=prepare, reuse=reuse,
+                                          executor=run.executor)
 
 
 def skeleton(run: IndexRun) -> None:
@@ -90,7 +93,7 @@ def extract(run: IndexRun) -> None:
     # cached per call by the engine itself, so a failed call is retried next run, not frozen.
     cache = run.cache("extract") if run.engine.name == "offline" else None
     entities, relationships, run.text_units = extract_stage(run.text_units, run.engine, run.cfg, run.progress,
-                                                             cache=cache)
+                                                             cache=cache, executor=run.executor)
     run.entities = run.ids.number_frame(schema.ENTITIES, entities)
     run.relationships = run.ids.number_frame(schema.RELATIONSHIPS, relationships)
 
@@ -110,7 +113,8 @@ def reports(run: IndexRun) -> None:
     from provrag.index.reports import reports_stage
 
     run.community_reports = reports_stage(run.communities, run.entities, run.relationships, run.text_units,
-                                          run.engine, run.cfg, run.progress, cache=run.cache("reports"))
+                                          run.engine, run.cfg, run.progress, cache=run.cache("reports"),
+                                          executor=run.executor)
     register_reports(run.ids, run.community_reports, run.communities)
 
 
@@ -147,7 +151,8 @@ def run_index(docs: Path, out: Path, cfg: Config, progress=None, wait=None, full
         except store.WriteError as e:
             raise IndexBuildError(str(e)) from None
         try:
-            return _build(docs, out, tmp, cfg, progress, full)
+            with make_executor(cfg) as executor:  # Ray joined or started here, for this run only
+                return _build(docs, out, tmp, cfg, progress, full, executor)
         except BaseException:
             store.abort(tmp)
             raise
@@ -170,7 +175,7 @@ def release_freed_memory() -> None:
         sys.modules["pyarrow"].default_memory_pool().release_unused()
 
 
-def _build(docs: Path, out: Path, tmp: Path, cfg: Config, progress, full: bool) -> IndexSummary:
+def _build(docs: Path, out: Path, tmp: Path, cfg: Config, progress, full: bool, executor) -> IndexSummary:
     from provrag.engines import get_engine
     from provrag.index.ids import IdRegistry
     from provrag.index.versions import PreviousIndex, up_to_date
@@ -178,7 +183,8 @@ def _build(docs: Path, out: Path, tmp: Path, cfg: Config, progress, full: bool) 
     engine = get_engine(cfg)  # a ConfigError (unknown engine, missing key) before any work
     previous = PreviousIndex.at(out)
     run = IndexRun(docs=docs, out=out, tmp=tmp, cfg=cfg, engine=engine, progress=progress, previous=previous,
-                   full=full, ids=IdRegistry.load(out if previous else None, (previous.run + 1) if previous else 1))
+                   full=full, executor=executor,
+                   ids=IdRegistry.load(out if previous else None, (previous.run + 1) if previous else 1))
     engine.attach_cache(run.cache("llm"))
     timings: dict[str, float] = {}
     t_all = time.perf_counter()

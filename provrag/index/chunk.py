@@ -129,33 +129,32 @@ def unit_ocr_pages(unit: dict, document_ocr_pages: list[int] | None) -> list[int
 CHUNKER_VERSION = "1"  # part of the chunk cache's key: bump when chunk_text's output changes
 
 
-def cached_chunks(text: str, pages, size: int, overlap: int, cache=None) -> list[dict]:
-    """chunk_text, or its spans from `cache` (store/cache.Cache) for the same text, pages and
-    settings: an index update does not re-chunk unchanged documents. Only the spans are stored
-    (characters, pages, tokens); the text is cut from the document again."""
-    if cache is None:
-        return chunk_text(text, pages, size, overlap)
-    from provrag.store.cache import key_of
-
-    key = key_of("chunk", CHUNKER_VERSION, size, overlap, schema.content_id(text), pages)
-    spans = cache.get(key)
-    if spans is None:
-        units = chunk_text(text, pages, size, overlap)
-        cache.put(key, [[u[schema.CHAR_START], u[schema.CHAR_END], u[schema.PAGE_START], u[schema.PAGE_END],
-                         u["n_tokens"]] for u in units])
-        return units
-    return [{schema.TEXT: text[cs:ce], schema.CHAR_START: cs, schema.CHAR_END: ce, schema.PAGE_START: ps,
-             schema.PAGE_END: pe, "n_tokens": n} for cs, ce, ps, pe, n in spans]
+def chunk_spans(settings: tuple[int, int], document: tuple) -> list[list]:
+    """One document's units as spans [char_start, char_end, page_start, page_end, n_tokens]:
+    what an executor's worker sends back and the chunk cache stores, never the units' text
+    (cut from the document again, in the pipeline's process). `document`: a row
+    (id, path, text, pages) of the documents table; `settings`: (size, overlap) in tokens."""
+    size, overlap = settings
+    return [[u[schema.CHAR_START], u[schema.CHAR_END], u[schema.PAGE_START], u[schema.PAGE_END], u["n_tokens"]]
+            for u in chunk_text(document[2], document[3], size, overlap)]
 
 
-def chunk_stage(documents: pl.DataFrame, cfg: Config, progress=None, cache=None) -> pl.DataFrame:
+def chunk_stage(documents: pl.DataFrame, cfg: Config, progress=None, cache=None, executor=None) -> pl.DataFrame:
     """The text_units frame of every ok document, in document order: ids, text, characters,
-    pages and tokens; the columns later stages fill (skeleton, graph) are null. `cache`: see
-    cached_chunks."""
+    pages and tokens; the columns later stages fill (skeleton, graph) are null.
+
+    Each document is chunked by `executor` (provrag/executors/; default: in this process), or
+    its spans come from `cache` (store/cache.Cache) for the same text, pages and settings: an
+    index update does not re-chunk unchanged documents."""
     size, overlap = int(cfg.chunk.size_tokens), int(cfg.chunk.overlap_tokens)
     if size < 16 or not 0 <= overlap < size:
         raise ValueError("[chunk] needs size_tokens >= 16 and 0 <= overlap_tokens < size_tokens")
+    from collections import deque
+
     import polars as pl
+
+    from provrag.executors import cached_map, default_executor
+    from provrag.store.cache import key_of
 
     # the rows become a frame every _FRAME_ROWS units: Python dicts of a whole corpus would
     # cost several times its text, Arrow columns cost the text itself
@@ -165,10 +164,23 @@ def chunk_stage(documents: pl.DataFrame, cfg: Config, progress=None, cache=None)
     # a frame made without the load stage (a test's, a page-less source) has no OCR'd pages
     ocr_of = dict(documents.select(schema.ID, OCR_PAGES).iter_rows()) if OCR_PAGES in documents.columns else {}
     ok = documents.filter(documents["status"] == schema.STATUS_OK).select(schema.ID, "path", schema.TEXT, PAGES)
+    read: deque = deque()  # the documents handed to the executor whose spans have not come back
+
+    def ok_documents():
+        for row in ok.iter_rows():
+            read.append(row)
+            yield row
+
+    spans_of = cached_map(executor or default_executor(cfg), chunk_spans, ok_documents(), kind="cpu", cache=cache,
+                          key=lambda row: key_of("chunk", CHUNKER_VERSION, size, overlap, schema.content_id(row[2]),
+                                                 row[3]), shared=(size, overlap))
     with stage(progress, "chunk", ok.height) as task:
-        for doc_id, path, text, pages in ok.iter_rows():
+        for spans in spans_of:
+            doc_id, path, text, _ = read.popleft()
             occurrences: dict[str, int] = {}
-            for u in cached_chunks(text, pages, size, overlap, cache):
+            for cs, ce, ps, pe, n in spans:
+                u = {schema.TEXT: text[cs:ce], schema.CHAR_START: cs, schema.CHAR_END: ce, schema.PAGE_START: ps,
+                     schema.PAGE_END: pe, "n_tokens": n}
                 u[schema.ID] = unit_id(path or doc_id, u[schema.TEXT], occurrences)  # a frame built by hand may lack paths
                 u[schema.DOCUMENT_ID] = doc_id
                 u[OCR_PAGES] = unit_ocr_pages(u, ocr_of.get(doc_id))

@@ -39,10 +39,19 @@ def previous_vectors(previous, cfg: Config) -> dict[str, np.ndarray] | None:
     return {i: np.asarray(v, dtype=np.float32) for i, v in zip(ids, vectors) if v is not None}
 
 
+def embed_batch(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """One batch's vectors (an executor's item: the fitted embedder is shared with every batch)."""
+    return embedder.embed(texts)
+
+
 def embed_stage(text_units: pl.DataFrame, cfg: Config, progress=None, prepare=None,
-                reuse=None) -> tuple[Embedder, np.ndarray]:
-    """The fitted embedder and one vector per text unit, in the frame's order
-    (batched so the progress bar moves).
+                reuse=None, executor=None) -> tuple[Embedder, np.ndarray]:
+    """The fitted embedder and one vector per text unit, in the frame's order.
+
+    The fit is global (TF-IDF's vocabulary and LSA basis are statistics of every unit) and
+    runs here; the batches are embedded by `executor` (provrag/executors/; default: in this
+    process) — in this process whatever the executor when the embedder asks a server, whose
+    client holds the rate limit.
 
     `prepare(embedder)` runs before any text is embedded (the pipeline attaches its cache
     and usage counter there). `reuse()`: vectors by unit id to take instead of embedding
@@ -63,10 +72,15 @@ def embed_stage(text_units: pl.DataFrame, cfg: Config, progress=None, prepare=No
             vecs[i] = v
         else:
             todo.append(i)
+    from provrag.executors import default_executor
+
     bs = max(1, cfg.embeddings.batch_size) * 16
+    batches = [todo[s:s + bs] for s in range(0, len(todo), bs)]
+    kind = "model" if hasattr(emb, "share_usage") else "cpu"  # one that counts requests asks a server
+    vectors = (executor or default_executor(cfg)).map(embed_batch, (texts.gather(rows).to_list() for rows in batches),
+                                                     kind=kind, shared=emb)
     with stage(progress, "embed", len(todo)) as task:
-        for s in range(0, len(todo), bs):
-            rows = todo[s:s + bs]
-            vecs[rows] = emb.embed(texts.gather(rows).to_list())
+        for rows, batch_vectors in zip(batches, vectors):
+            vecs[rows] = batch_vectors
             task.advance(len(rows))
     return emb, vecs

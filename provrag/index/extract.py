@@ -84,10 +84,20 @@ def batches_of(units: list[tuple[str, str]], size: int) -> list[list[tuple[str, 
     return out
 
 
-def extract_stage(text_units: pl.DataFrame, engine, cfg: Config, progress=None, cache=None):
+def extract_batch(engine, units: list[tuple[str, str]]) -> list[dict]:
+    """One batch's per-unit graphs (an executor's item; the engine is shared with every batch)."""
+    return engine.extract_graph(units)
+
+
+def extract_stage(text_units: pl.DataFrame, engine, cfg: Config, progress=None, cache=None, executor=None):
     """(entities, relationships, text_units) frames: the graph of the skeleton units, and
-    text_units with entity_ids/relationship_ids filled (empty lists off the skeleton)."""
+    text_units with entity_ids/relationship_ids filled (empty lists off the skeleton).
+
+    Batches are extracted by `executor` (provrag/executors/): the offline engine's anywhere,
+    a model's in this process, where its client holds [llm] concurrency and rate limit."""
     import polars as pl
+
+    from provrag.executors import cached_map, default_executor, engine_kind
 
     ecfg = cfg.extract
     batch = max(1, int(ecfg.batch_units))
@@ -101,16 +111,14 @@ def extract_stage(text_units: pl.DataFrame, engine, cfg: Config, progress=None, 
     ents: dict[str, _Merged] = {}
     rels: dict[tuple[str, str], _Merged] = {}
     seen = 0  # running position: first-appearance order for human_readable_id
+    # a batch's graph is a function of its units, the engine and [extract]: an index update
+    # reuses the batches it saw before (store/cache.Cache); the others go to the executor
+    batches = batches_of(units, batch)
+    graphs = cached_map(executor or default_executor(cfg), extract_batch, batches, kind=engine_kind(engine),
+                        shared=engine, cache=cache, keep=lambda results: isinstance(results, list),
+                        key=lambda chunk: key_of("extract_graph", engine.name, engine.model, ecfg, chunk))
     with stage(progress, "extract", len(units)) as task:
-        for chunk in batches_of(units, batch):
-            # a batch's graph is a function of its units, the engine and [extract]: an index
-            # update reuses the batches it saw before (store/cache.Cache)
-            key = key_of("extract_graph", engine.name, engine.model, ecfg, chunk) if cache else None
-            results = cache.get(key) if cache else None
-            if results is None:
-                results = engine.extract_graph(chunk)
-                if cache and isinstance(results, list):
-                    cache.put(key, results)
+        for chunk, results in zip(batches, graphs):
             for (uid, _), res in zip(chunk, results if isinstance(results, list) else []):
                 if not isinstance(res, dict):
                     continue

@@ -9,8 +9,9 @@ Why it looks the way it does:
 - Which entries of DOCS there are, links and odd names included, is provrag/index/walk.py;
   parsing one file, format by format, is provrag/index/parse.py; this module decides what
   is not parsed at all, and runs the parsers.
-- Files are parsed in `[load] workers` processes but the result list is in sorted path
-  order, so the index is the same whatever the scheduling.
+- Files are parsed by the run's executor (`[load] workers` processes by default, or Ray
+  tasks) but the result list is in sorted path order, so the index is the same whatever
+  the scheduling.
 - Parse results are cached by (file sha256, format, backend, loader version): a re-run over
   unchanged files parses nothing.
 """
@@ -125,61 +126,17 @@ def parse_options(load: LoadSettings) -> dict:
             "max_line_chars": load.max_line_chars, "workers": workers if workers > 0 else (os.cpu_count() or 1)}
 
 
-def _ping() -> bool:
-    return True
+def _crashed(task: tuple, reason: str) -> dict:
+    """The parse result of a file whose parser raised or killed its worker (executors/)."""
+    return {"status": "failed", "error": one_line(f"the parser crashed on this file ({reason})"),
+            "text": "", "page_texts": None, "page_labels": None, "title": None, "metadata": {}}
 
 
-def _run_parsers(todo: list[tuple[int, tuple, float]], workers: int, on_done) -> None:
-    """Parse todo items [(slot, task, estimated seconds)] in processes; on_done(slot, parsed) per file.
-
-    The longest jobs are submitted first (shortest makespan). A parser that kills its worker
-    (a native crash) breaks the pool: the files not yet done are then parsed one at a time
-    in fresh single-worker pools, so only the file that crashes is recorded as failed. If
-    worker processes cannot run at all here (a fresh one fails a no-op), the rest is
-    parsed in this process instead.
-    """
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
-
-    ctx = mp.get_context("spawn")  # fork is unsafe once rich's refresh thread is running
-    todo = sorted(todo, key=lambda t: -t[2])
-    pending = {slot for slot, _, _ in todo}
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx)
-    try:
-        futures = {pool.submit(_parse_task, task): slot for slot, task, _ in todo}
-        for fut in as_completed(futures):
-            slot = futures[fut]
-            on_done(slot, fut.result())
-            pending.discard(slot)
-        return
-    except BrokenProcessPool:
-        pass
-    finally:  # on Ctrl-C or an error, queued files are dropped instead of parsed to the end
-        pool.shutdown(wait=True, cancel_futures=True)
-    try:
-        with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
-            workers_run = pool.submit(_ping).result()
-    except BrokenProcessPool:
-        workers_run = False
-    for slot, task, _ in todo:
-        if slot not in pending:
-            continue
-        if not workers_run:
-            on_done(slot, parse_file(*task))
-            continue
-        try:
-            with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
-                parsed = pool.submit(_parse_task, task).result()
-        except BrokenProcessPool:
-            parsed = {"status": "failed", "error": "the parser crashed on this file (its worker process died)",
-                      "text": "", "page_texts": None, "page_labels": None, "title": None, "metadata": {}}
-        on_done(slot, parsed)
-
-
-def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=None) -> list[LoadedDocument]:
+def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=None,
+                executor=None) -> list[LoadedDocument]:
     """Every entry under root (a folder, or one file) as a LoadedDocument, in sorted path order
-    (deterministic)."""
+    (deterministic). Files are parsed by `executor` (provrag/executors/; default: local worker
+    processes), the longest first (shortest makespan), one crash costing only its file."""
     opts = parse_options(cfg.load)
     if not cfg.load.parse_cache:
         cache = None
@@ -235,8 +192,14 @@ def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=No
             meta[slot] = (rel, sha, mtime, fmt, key)
             done(slot, parsed)
 
-        if opts["workers"] > 1 and len(todo) > 1 and sum(t[2] for t in todo) >= POOL_MIN_SECONDS:
-            _run_parsers(todo, opts["workers"], done)
+        if len(todo) > 1 and sum(t[2] for t in todo) >= POOL_MIN_SECONDS:
+            from provrag.executors import default_executor
+
+            todo.sort(key=lambda t: -t[2])
+            parsed = (executor or default_executor(cfg)).map(_parse_task, [t[1] for t in todo], kind="isolated",
+                                                             failed=_crashed)
+            for (slot, _, _), result in zip(todo, parsed):
+                done(slot, result)
         else:
             for slot, task, _ in todo:
                 done(slot, parse_file(*task))

@@ -77,14 +77,24 @@ def render(report: dict) -> str:
     return f"# {report['title']}\n\n{report['summary']}\n\n{sections}"
 
 
-def reports_stage(communities, entities, relationships, text_units, engine, cfg: Config, progress=None, cache=None):
+def write_report(engine, context: dict) -> dict:
+    """One community's report, in GraphRAG's shape (an executor's item; the engine is shared)."""
+    return _clean(engine.community_report(context))
+
+
+def reports_stage(communities, entities, relationships, text_units, engine, cfg: Config, progress=None, cache=None,
+                  executor=None):
     """The community_reports table (polars), one row per community, in community order.
 
     `cache` (store/cache.Cache): a report is a function of its context, the engine and the
     [reports] settings, so one written for the same input before is reused — an index update
-    writes reports only for communities whose members or their text changed."""
+    writes reports only for communities whose members or their text changed. The others are
+    written by `executor` (provrag/executors/): the offline engine's anywhere, a model's in
+    this process (its client holds [llm] concurrency and rate limit), one at a time, so the
+    engine's counters tell whether each was the model's."""
     import polars as pl
 
+    from provrag.executors import cached_map, default_executor, engine_kind
     from provrag.store.cache import key_of
 
     budget = max(500, int(cfg.reports.max_input_tokens))
@@ -96,16 +106,21 @@ def reports_stage(communities, entities, relationships, text_units, engine, cfg:
     units = {r["id"]: r for r in text_units.select("id", "human_readable_id", "text", "entity_ids")
              .filter(pl.col("id").is_in(list(needed))).iter_rows(named=True)}
     rows, sizes = [], {}
+    ordered = communities.sort("community")
+    lost = [engine.usage.not_by_model("report")]
+
+    def by_model(report: dict) -> bool:
+        """Was the report just written the model's? (a stand-in is asked for again next run)"""
+        before, lost[0] = lost[0], engine.usage.not_by_model("report")
+        return lost[0] == before
+
+    contexts = (_context(c, ents, rels, units, budget, sizes) for c in ordered.iter_rows(named=True))
+    reports = cached_map(executor or default_executor(cfg), write_report, contexts, kind=engine_kind(engine),
+                         shared=engine, cache=cache, keep=by_model,
+                         key=lambda context: key_of("community_report", engine.name, engine.model, cfg.reports,
+                                                    context))
     with stage(progress, "reports", communities.height) as task:
-        for c in communities.sort("community").iter_rows(named=True):
-            context = _context(c, ents, rels, units, budget, sizes)
-            key = key_of("community_report", engine.name, engine.model, cfg.reports, context) if cache else None
-            report = cache.get(key) if cache else None
-            if report is None:
-                lost = engine.usage.not_by_model("report")
-                report = _clean(engine.community_report(context))
-                if cache and engine.usage.not_by_model("report") == lost:  # a stand-in is asked for again next run
-                    cache.put(key, report)
+        for c, report in zip(ordered.iter_rows(named=True), reports):
             full = render(report)
             rows.append({
                 schema.ID: schema.content_id("community_report", str(c["community"]), full),

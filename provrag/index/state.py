@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # heavy or engine modules: for the annotations only
 
     from provrag.embeddings import Embedder
     from provrag.engines.base import Engine
+    from provrag.executors import Executor
     from provrag.index.ids import IdRegistry
     from provrag.index.versions import Changes, PreviousIndex
     from provrag.store.cache import Cache
@@ -44,6 +45,7 @@ class IndexRun:
     cfg: Config
     engine: Engine
     progress: Any = None        # a views.progress.StageProgress, or None for no display
+    executor: Executor | None = None  # where per-item work runs (provrag/executors/); None = local
     documents: pl.DataFrame | None = None
     text_units: pl.DataFrame | None = None
     embedder: Embedder | None = None
