@@ -153,7 +153,7 @@ class LLMClient:
 
     def gave_up(self, stage: str) -> bool:
         """True once `give_up_after` items of `stage` failed in a row (none made by the model since):
-        a model that failed ten reports running will fail the next, and on a small local server
+        a model that failed that many reports running will fail the next, and on a small local server
         each costs minutes. Items already asked for in other threads still count."""
         with self._lock:
             return bool(self.give_up_after) and self._failed_in_a_row.get(stage, 0) >= self.give_up_after
