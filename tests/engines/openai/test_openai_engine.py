@@ -382,7 +382,10 @@ def test_connection_refused_fails_fast_and_is_recorded(monkeypatch, paragraphs):
     assert u["fallback"] == 6 and u["failed"] == 0 and u["calls"] == 0  # nothing reached a server
     assert "connection failed" in u["errors"][0] and "after 4 attempts" in u["errors"][0]
     assert "after 1 attempt" in u["errors"][-1]  # later items stop backing off against a dead server
-    assert u["warnings"] == ["extract: 6 of 6 items fell back to the offline engine; likely cause: the server "
+    # five failures in a row ([llm] give_up_after = 5): the sixth unit is not asked at all
+    assert u["by_stage"]["extract"]["not_asked"] == 1
+    assert u["warnings"] == ["extract: 6 of 6 items fell back to the offline engine (1 not asked: the model "
+                             "failed the ones before in a row, [llm] give_up_after); likely cause: the server "
                              "could not be reached ([llm] base_url)"]
     strict = get_engine(cfg.replace("llm", strict=True))
     assert strict.community_report({"community": 1, "entities": [], "relationships": []})["title"] == "Community 1"
