@@ -144,8 +144,9 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     result = AskResult(trace_id=trace.id, question=question, method=chosen, answer=found.answer,
                        citations=resolved.citations, sources=sources, unresolved=resolved.unresolved,
                        has_pages=reader.kind == "provrag", abstained=found.abstained, confidence=found.confidence,
-                       index_version=index_version)
+                       abstained_by=found.abstained_by, index_version=index_version)
     trace["abstained"], trace["confidence"] = found.abstained, found.confidence
+    trace["abstained_by"] = found.abstained_by
     trace["index_version"] = index_version   # what its citations meant (query/since.py reads it back)
     trace["answer"] = found.answer
     trace["citations"] = [c.to_json() for c in resolved.citations]

@@ -134,6 +134,7 @@ class AskResult:
     has_pages: bool = True                 # a provrag index (GraphRAG folders have no pages)
     abstained: bool = False                # nothing in the index answers: sources are the closest, not citations
     confidence: float | None = None        # how well the best evidence covers the question, 0–1
+    abstained_by: str | None = None        # "coverage" (too little evidence) or "engine" (enough, but no answer in it)
     index_version: str | None = None       # the index's content version (manifest.json), when it has one
     trace: dict = field(default_factory=dict, repr=False)   # the whole trace, as stored
     trace_file: str | None = None
@@ -143,7 +144,8 @@ class AskResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"trace_id": self.trace_id, "question": self.question, "method": self.method, "answer": self.answer,
-                "abstained": self.abstained, "confidence": self.confidence, "index_version": self.index_version,
+                "abstained": self.abstained, "abstained_by": self.abstained_by, "confidence": self.confidence,
+                "index_version": self.index_version,
                 "citations": [c.to_json() for c in self.citations], "sources": [s.to_json() for s in self.sources],
                 "unresolved": [u.to_json() for u in self.unresolved], "error": self.error} | _known({"llm": self.llm})
 

@@ -2,7 +2,7 @@
 
 Exact neighbours multiply every block of rows by all rows: time grows with the square of the
 units in one document (measured: 10,000 TF-IDF units ~3 s, 100,000 ~400 s, 1,000,000 would
-be hours) and each block holds a dense 2,048 × n matrix. Above `[skeleton] ann_above` units
+be hours) and each block holds a dense block × n matrix (≤ 32 MB). Above `[skeleton] ann_above` units
 the graph comes from an approximate index instead.
 
 Why pynndescent (NN-descent): measured on the TeX Live units (bench/ann_quality.py and the
@@ -27,7 +27,8 @@ import numpy as np
 
 from provrag.errors import UsageError
 
-_BLOCK = 2048            # rows per exact block: a dense 2,048 × n float32 matrix at a time
+_BLOCK = 2048            # rows per exact block: a dense 2,048 × n float32 matrix at a time …
+_BLOCK_CELLS = 1 << 23   # … and at most 8 M cells (32 MB) of it, however many units the document has
 _PAIRS = 1 << 17         # candidate pairs re-scored at once (bounded memory)
 _SEED = 0
 
@@ -44,8 +45,9 @@ def exact_neighbours(vecs, k: int) -> list[tuple[int, int, float]]:
     edges: list[tuple[int, int, float]] = []
     if k <= 0:
         return edges
-    for s in range(0, n, _BLOCK):
-        sims = vecs[s:s + _BLOCK] @ vecs.T
+    block = max(1, min(_BLOCK, _BLOCK_CELLS // n))  # a 43,000-unit document: 195 rows (~34 MB), not 2,048 (~360 MB)
+    for s in range(0, n, block):
+        sims = vecs[s:s + block] @ vecs.T
         if hasattr(sims, "toarray"):  # sparse TF-IDF rows: one dense block at a time
             sims = sims.toarray()
         for r in range(sims.shape[0]):

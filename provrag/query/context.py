@@ -32,11 +32,14 @@ class SearchResult:
     abstained: bool = False                               # nothing retrieved answers the question
     confidence: float | None = None                       # how well the best evidence covers it, 0–1
     closest: list[str] = field(default_factory=list)      # when abstaining: the nearest units, not citations
+    # who said "nothing answers": "coverage" (the evidence covers too little of the question) or
+    # "engine" (it covers enough, but the engine found no sentence that answers)
+    abstained_by: str | None = None
 
     def to_json(self) -> dict:
         return {"answer": self.answer, "method": self.method, "context": self.context,
                 "unit_rank": self.unit_rank, "engine_details": self.engine_details, "abstained": self.abstained,
-                "confidence": self.confidence, "closest": self.closest}
+                "abstained_by": self.abstained_by, "confidence": self.confidence, "closest": self.closest}
 
 
 def has_rows(con, table: str) -> bool:
@@ -102,13 +105,13 @@ def answer_or_abstain(engine, question: str, method: str, units: list[dict], con
                         f"{found.lexical:.0%} of the question's terms"
                         + (f" (missing: {', '.join(found.missing_terms[:6])})" if found.missing_terms else ""))
         return SearchResult(ABSTENTION, method, context, unit_rank(units, context, []), {}, abstained=True,
-                            confidence=found.confidence, closest=closest)
+                            abstained_by="coverage", confidence=found.confidence, closest=closest)
     with trace.stage("synthesis") as d:
         ans = engine_answer(engine, question, context, extra, cfg, ret, d)
         d["answer"] = ans.text
     if ans.abstained:  # the engine found no sentence worth quoting: the same honest answer
         return SearchResult(ABSTENTION, method, context, unit_rank(units, context, []), ans.details,
-                            abstained=True, confidence=found.confidence,
+                            abstained=True, abstained_by="engine", confidence=found.confidence,
                             closest=[c["text_unit_id"] for c in context[:CLOSEST]])
     return SearchResult(ans.text, method, context, unit_rank(units, context, ans.records_used), ans.details,
                         confidence=found.confidence)

@@ -191,7 +191,8 @@ def global_search(reader, question: str, cfg: Config, engine, trace) -> SearchRe
     confidence = answerability(question, details, cfg, trace)
     if confidence < float(scfg.abstain_below):
         return SearchResult(ABSTENTION, "global", context=reports, engine_details={"points": points, **details},
-                            abstained=True, confidence=confidence, closest=cited_units(reader, points[:CLOSEST]))
+                            abstained=True, abstained_by="coverage", confidence=confidence,
+                            closest=cited_units(reader, points[:CLOSEST]))
     return SearchResult(answer, "global", context=reports, engine_details={"points": points, **details},
                         confidence=confidence)
 

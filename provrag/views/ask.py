@@ -25,7 +25,9 @@ def ask_view(result: AskResult):
     from provrag.views.resolve import sources_table
 
     title = f"answer · {result.method} search"
-    if result.confidence is not None:
+    if result.abstained_by == "engine":  # the evidence covered the question: its score would read as a yes
+        title += f" · the passages cover the question ({result.confidence:.2f}) but none answers it"
+    elif result.confidence is not None:
         title += f" · confidence {result.confidence:.2f}"
     parts = [Panel(Markdown(result.answer or ""), title=title, title_align="left",
                    border_style="yellow" if result.abstained else "none")]

@@ -306,3 +306,23 @@ def test_concurrency_and_timeouts_default_to_what_a_local_server_takes():
     assert local.seconds(10) == 60 and local.seconds(100_000) == 1800
     cfg = load_config(None, {"llm": {"engine": "openai", "base_url": "http://localhost:8080/v1"}})
     assert get_engine(cfg).client.concurrency == 1
+
+
+def test_a_model_that_finds_no_answer_says_so_and_not_with_the_retrieval_confidence(srv, squad_subset_index):
+    """Retrieval covers the question (confidence above the threshold), the model's answer cites
+    nothing: the ask is an abstention by the engine, and the view does not print the retrieval's
+    high confidence beside "nothing answers" as if it were the answer's."""
+    from provrag.pipelines.ask import run_ask
+    from provrag.query.context import ABSTENTION
+    from provrag.views.ask import ask_view
+    from tests.views.test_render import _render
+
+    always(srv, answer="uncited")
+    res = run_ask("When did the oil embargo end?", squad_subset_index, make_cfg(srv), method="basic", save=False)
+    assert res.answer == ABSTENTION and res.abstained and res.abstained_by == "engine"
+    assert res.confidence >= float(make_cfg(srv).search.abstain_below)  # the evidence covered the question
+    assert res.to_json()["abstained_by"] == "engine" and res.trace["abstained_by"] == "engine"
+    title = _render(ask_view(res), 200).splitlines()[0]
+    assert "none answers it" in title and f"confidence {res.confidence:.2f}" not in title
+    offline = run_ask("Who won the 2018 FIFA World Cup?", squad_subset_index, load_config(), method="basic", save=False)
+    assert offline.abstained and offline.abstained_by == "coverage"  # too little evidence: no engine asked
