@@ -144,10 +144,10 @@ class AskResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"trace_id": self.trace_id, "question": self.question, "method": self.method, "answer": self.answer,
-                "abstained": self.abstained, "abstained_by": self.abstained_by, "confidence": self.confidence,
-                "index_version": self.index_version,
+                "abstained": self.abstained, "confidence": self.confidence, "index_version": self.index_version,
                 "citations": [c.to_json() for c in self.citations], "sources": [s.to_json() for s in self.sources],
-                "unresolved": [u.to_json() for u in self.unresolved], "error": self.error} | _known({"llm": self.llm})
+                "unresolved": [u.to_json() for u in self.unresolved], "error": self.error,
+                "abstained_by": self.abstained_by} | _known({"llm": self.llm})
 
 
 @dataclass

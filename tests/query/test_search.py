@@ -122,7 +122,7 @@ def _check_shape(result):
     """`ask --json` (result.to_json()) has CONTRACT.md §5's keys, and only provenance beyond them."""
     out = result.to_json()
     assert list(out) == ["trace_id", "question", "method", "answer", "abstained", "confidence", "index_version",
-                         "citations", "sources", "unresolved", "error"]
+                         "citations", "sources", "unresolved", "error", "abstained_by"]
     assert out["error"] is None  # the offline engine has no model step to fail
     for c in out["citations"]:
         assert {"kind", "ids", "more", "sentence"} <= set(c) <= {"kind", "ids", "more", "sentence"} | PROVENANCE
