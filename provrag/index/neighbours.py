@@ -119,9 +119,47 @@ def approximate_neighbours(vecs, k: int) -> list[tuple[int, int, float]]:
     return rerank(vecs, _nn_descent(vecs, pool + 1), k)  # +1: NN-descent lists the unit itself
 
 
-def cosine_neighbours(vecs, k: int, ann_above: int) -> list[tuple[int, int, float]]:
+def cosine_neighbours(vecs, k: int, ann_above: int, approximate=approximate_neighbours) -> list[tuple[int, int, float]]:
     """The skeleton's embedding neighbours: exact up to `ann_above` units (0 = always exact),
-    approximate above."""
+    approximate above (by `approximate`: in this process, or an `ApproximateInChild`)."""
     if ann_above and vecs.shape[0] > ann_above:
-        return approximate_neighbours(vecs, k)
+        return approximate(vecs, k)
     return exact_neighbours(vecs, k)
+
+
+class ApproximateInChild:
+    """`approximate_neighbours` in one spawned child process, started at the first document that
+    needs it and ended with the `with` block (the skeleton stage).
+
+    Why a process: numba's import, its JIT and the compiled code stay in a process for good —
+    ~300 MB measured here — and the index run has four stages left to go after the skeleton's.
+    In a child they leave when it exits; the matrix goes there and the edges come back by pickle
+    (tens of MB for a 43,000-unit document). Same code, same seed: the same edges as in-process."""
+
+    def __init__(self):
+        self._pool = None
+
+    def __call__(self, vecs, k: int) -> list[tuple[int, int, float]]:
+        from concurrent.futures.process import BrokenProcessPool
+
+        if self._pool is None:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+        try:
+            return self._pool.submit(approximate_neighbours, vecs, k).result()
+        except BrokenProcessPool:  # the child was killed (OOM killer, a signal): the work is still owed
+            self.close()
+            return approximate_neighbours(vecs, k)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

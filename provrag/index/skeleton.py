@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from provrag.config import Config
-from provrag.index.neighbours import cosine_neighbours
+from provrag.index.neighbours import ApproximateInChild, cosine_neighbours
 from provrag.index.progress import stage
 from provrag.index.tables import frame
 from provrag.store import schema
@@ -113,7 +113,7 @@ def document_vectors(m):
     return TfidfTransformer(sublinear_tf=True).fit_transform(m).astype(np.float32)
 
 
-def _document_scores(m, sk) -> dict[int, float]:
+def _document_scores(m, sk, approximate) -> dict[int, float]:
     """PageRank of one document's units (rows of the keyword count matrix `m`) over its own
     KNN graph: TF-IDF cosine neighbours (idf within the document) and salient-word overlap."""
     import networkx as nx
@@ -123,7 +123,7 @@ def _document_scores(m, sk) -> dict[int, float]:
         return {0: 1.0}
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
-    neighbours = cosine_neighbours(document_vectors(m), sk.knn_k, sk.ann_above)
+    neighbours = cosine_neighbours(document_vectors(m), sk.knn_k, sk.ann_above, approximate)
     for a, b, w in neighbours + _lexical_neighbours(m, sk.lexical_k):
         if w > 0:
             prev = g.get_edge_data(a, b, {}).get("weight", 0.0)
@@ -132,9 +132,10 @@ def _document_scores(m, sk) -> dict[int, float]:
 
 
 def skeleton_stage(text_units: pl.DataFrame, vecs: np.ndarray | None, cfg: Config,
-                   progress=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+                   progress=None, approximate=None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """text_units with is_skeleton/skeleton_score filled (the unit's PageRank within its
-    document), and the keywords frame (every unit)."""
+    document), and the keywords frame (every unit). Documents above `[skeleton] ann_above` units
+    get their neighbours from `approximate` (default: a child process of this stage's own)."""
     import polars as pl
 
     sk = cfg.skeleton
@@ -146,10 +147,11 @@ def skeleton_stage(text_units: pl.DataFrame, vecs: np.ndarray | None, cfg: Confi
         rows_of.setdefault(doc, []).append(i)
     scores = [0.0] * n
     chosen: set[int] = set()
-    with stage(progress, "skeleton", len(rows_of)) as task:
+    with stage(progress, "skeleton", len(rows_of)) as task, ApproximateInChild() as own_child:
+        approximate = approximate or own_child  # a child started only if a document needs it
         for rows in rows_of.values():
             if m is not None:
-                local = _document_scores(m[rows], sk)
+                local = _document_scores(m[rows], sk, approximate)
             else:  # no word at all (only numbers or stop words): uniform
                 local = {j: 1.0 / len(rows) for j in range(len(rows))}
             for j, r in enumerate(rows):

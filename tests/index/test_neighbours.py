@@ -17,6 +17,7 @@ from provrag.config import load_config
 from provrag.index.chunk import chunk_text
 from provrag.index.load import load_folder
 from provrag.index.neighbours import (
+    ApproximateInChild,
     approximate_neighbours,
     cosine_neighbours,
     exact_neighbours,
@@ -88,10 +89,15 @@ def test_above_the_threshold_recall_and_exact_weights(vectors):
 
 @pytest.mark.slow
 def test_approximate_path_is_deterministic(vectors, one_big_document):
-    assert approximate_neighbours(vectors, K) == approximate_neighbours(vectors, K)
+    in_process = approximate_neighbours(vectors, K)
+    assert in_process == approximate_neighbours(vectors, K)
     approx_cfg = load_config(overrides={"skeleton": {"ann_above": 1}})
-    first, kw1 = skeleton_stage(one_big_document, None, approx_cfg)
-    again, kw2 = skeleton_stage(one_big_document, None, approx_cfg)
+    # the skeleton stage runs NN-descent in a child process (numba's ~300 MB leave with it): same edges
+    with ApproximateInChild() as child:
+        assert child(vectors, K) == in_process
+        first, kw1 = skeleton_stage(one_big_document, None, approx_cfg, approximate=child)
+        again, kw2 = skeleton_stage(one_big_document, None, approx_cfg, approximate=child)
+    assert child._pool is None  # the block ended it
     assert first.equals(again) and kw1.equals(kw2)
     # and close to the exact skeleton: most of its top-β units stay
     exact, kw_exact = skeleton_stage(one_big_document, None, load_config(overrides={"skeleton": {"ann_above": 0}}))
