@@ -13,6 +13,8 @@ from provrag.index.tables import to_arrow
 from provrag.store import schema
 from provrag.store import writer as store
 
+_ROWS = 4096  # rows of a table made Arrow and written at once (one row group each)
+
 
 def write_index(run: IndexRun) -> None:
     """Every table, the embeddings, the fitted embedder and the term table into `run.tmp`."""
@@ -24,8 +26,9 @@ def write_index(run: IndexRun) -> None:
     tables = {schema.DOCUMENTS: run.documents, schema.TEXT_UNITS: run.text_units, schema.ENTITIES: run.entities,
               schema.RELATIONSHIPS: run.relationships, schema.COMMUNITIES: run.communities,
               schema.COMMUNITY_REPORTS: run.community_reports, schema.KEYWORDS: run.keywords}
-    for name, df in tables.items():
-        store.write_table(run.tmp, name, to_arrow(name, df))
+    for name, df in tables.items():  # a slice of rows at a time: to_arrow copies (polars' types → the contract's)
+        store.write_parts(run.tmp, name, schema.SCHEMAS[name],
+                          (to_arrow(name, df.slice(start, _ROWS)) for start in range(0, max(df.height, 1), _ROWS)))
     vec_type = pa.list_(pa.float32())
     ids = run.text_units[schema.ID].to_list()
     vectors = pa.array([], vec_type)

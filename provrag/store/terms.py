@@ -47,18 +47,20 @@ def build_terms(units) -> pl.DataFrame:
 
     Returns a polars DataFrame (term, text_unit_id, tf, dl) sorted by term.
     """
-    ranked, sorted_ids = _ranked_terms(units)
-    return _with_ids(ranked, sorted_ids)
+    return _with_names(*_ranked_terms(units))
 
 
-def _ranked_terms(units) -> tuple[pl.DataFrame, list[str]]:
-    """The term rows (term, unit, tf, dl) sorted by term then unit id, where `unit` is the rank
-    of the unit's id in the sorted ids returned beside them.
+def _ranked_terms(units) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """The term rows (term, unit, tf, dl) sorted by term then unit id, where `term` is the place
+    of the term in the sorted vocabulary and `unit` the place of the unit's id in the sorted ids,
+    both returned beside them.
 
-    Ranks, not ids: sorting by (term, rank) is sorting by (term, id) on a third of the bytes,
-    and the ids go in after the sort (`_with_ids`), a row group at a time when writing. The
-    rows become Arrow every _BATCH_UNITS units: as Python lists a 50 MB text's 3.5 million
-    rows would cost ~800 MB and fragment the heap for the rest of the run."""
+    Numbers, not strings: a 50 MB text has 3.5 million term rows, and sorting them as strings
+    held three copies of ~130 MB (the batches, their concatenation, the sorted copy); as four
+    32-bit numbers a row they are 14 bytes. The strings go in after the sort (`_with_names`),
+    a row group at a time when writing. The rows become a frame every _BATCH_UNITS units: as
+    Python lists they would cost ~800 MB and fragment the heap for the rest of the run."""
+    import numpy as np
     import polars as pl
 
     if isinstance(units, pl.DataFrame):
@@ -67,12 +69,13 @@ def _ranked_terms(units) -> tuple[pl.DataFrame, list[str]]:
         ids, texts = [u["id"] for u in units], [u.get("text") for u in units]
     sorted_ids = sorted(set(ids))
     rank = {uid: r for r, uid in enumerate(sorted_ids)}
+    number: dict[str, int] = {}  # each term's number, in order of first appearance
     frames, rows = [], ([], [], [], [])
     for n, (uid, text) in enumerate(zip(ids, texts), 1):
         counts = Counter(terms_of(text or ""))
         dl = sum(counts.values())
         for term, tf in counts.items():
-            rows[0].append(term)
+            rows[0].append(number.setdefault(term, len(number)))
             rows[1].append(rank[uid])
             rows[2].append(tf)
             rows[3].append(dl)
@@ -80,21 +83,29 @@ def _ranked_terms(units) -> tuple[pl.DataFrame, list[str]]:
             frames.append(_terms_frame(*rows))
             rows = ([], [], [], [])
     frames.append(_terms_frame(*rows))
-    return pl.concat(frames).sort(["term", "unit"]), sorted_ids
+    vocabulary = sorted(number)  # code-point order: the byte order polars and DuckDB sort strings in
+    place = np.empty(len(number), np.uint32)
+    place[[number[t] for t in vocabulary]] = np.arange(len(vocabulary), dtype=np.uint32)
+    df = pl.concat(frames, rechunk=False)
+    frames.clear()
+    df = df.with_columns(pl.Series("term", place).gather(df["term"])).sort(["term", "unit"])
+    return df, sorted_ids, vocabulary
 
 
 def _terms_frame(terms: list, units: list, tfs: list, dls: list) -> pl.DataFrame:
     import polars as pl
 
     return pl.DataFrame({"term": terms, "unit": units, "tf": tfs, "dl": dls},
-                        schema={"term": pl.String, "unit": pl.UInt32, "tf": pl.Int32, "dl": pl.Int32})
+                        schema={"term": pl.UInt32, "unit": pl.UInt32, "tf": pl.Int32, "dl": pl.Int32})
 
 
-def _with_ids(ranked: pl.DataFrame, sorted_ids: list[str]) -> pl.DataFrame:
+def _with_names(ranked: pl.DataFrame, sorted_ids: list[str], vocabulary: list[str]) -> pl.DataFrame:
+    """Numbered term rows (_ranked_terms) → the table's rows: the term and the unit's id."""
     import polars as pl
 
+    terms = pl.Series("term", vocabulary, dtype=pl.String).gather(ranked["term"])
     unit_ids = pl.Series("text_unit_id", sorted_ids, dtype=pl.String).gather(ranked["unit"])
-    return ranked.select("term", unit_ids, "tf", "dl")
+    return ranked.select(terms, unit_ids, "tf", "dl")
 
 
 def stats_of(units_count: int, terms_df, unit_column: str = "text_unit_id") -> dict:
@@ -140,18 +151,18 @@ def write_terms(folder: Path, units, previous: Path | None = None) -> dict:
     if reused is not None and reused.height:
         done = set(reused["text_unit_id"].unique().to_list())
         fresh = build_terms(units.filter(~pl.col("id").is_in(list(done))))
-        df, sorted_ids = pl.concat([reused, fresh]).sort(["term", "text_unit_id"]), None
+        df, names = pl.concat([reused, fresh]).sort(["term", "text_unit_id"]), None
         stats = stats_of(n, df)
     else:
-        df, sorted_ids = _ranked_terms(units)
+        df, *names = _ranked_terms(units)
         stats = stats_of(n, df, "unit")
-    # one row group of 65,536 rows at a time (their ids put in just then): the whole table as
+    # one row group of 65,536 rows at a time (their terms and ids put in just then): the whole table as
     # Arrow would be a second copy of it, ~0.5 GB for a 50 MB text
     writer = None
     try:
         for start in range(0, max(df.height, 1), _ROW_GROUP):
             part = df.slice(start, _ROW_GROUP)
-            table = (_with_ids(part, sorted_ids) if sorted_ids is not None else part).to_arrow()
+            table = (_with_names(part, *names) if names is not None else part).to_arrow()
             if writer is None:  # the footer carries the BM25 stats
                 writer = pq.ParquetWriter(Path(folder) / TERMS_FILE, table.schema.with_metadata({KV_KEY: json.dumps(stats)}),
                                           compression="zstd")
