@@ -76,11 +76,15 @@ def server_config(gguf: Path, port: int, api_key: str | None = None, threads: in
     """llama_cpp.server's --config_file: the chat model first (the default), then the embedding alias.
 
     The embedding entry's batch equals its context: llama.cpp embeds one whole text per batch.
-    Threads: one core is left to provrag and the rest of the machine. llama.cpp's threads
-    busy-wait for each other, so on a loaded 2-core machine 2 threads made 6 tokens/s where 1 made 56.
+    Threads: generation leaves one core to provrag and the rest of the machine — llama.cpp's
+    threads busy-wait for each other, so on a loaded 2-core machine 2 threads made 6 tokens/s
+    where 1 made 56. Reading the prompt uses every core: provrag waits for the reply meanwhile,
+    and a 2,290-token prompt took 25.5 s on 1 thread, 14.2 s on 2 (generation: 4.4 s vs 4.5 s
+    for 300 tokens) — prompts are most of a report's time.
     """
     threads = threads or max(1, (os.cpu_count() or 2) - 1)
-    common = {"model": str(gguf), "n_threads": threads, "n_threads_batch": threads, "verbose": False}
+    common = {"model": str(gguf), "n_threads": threads, "n_threads_batch": os.cpu_count() or threads,
+              "verbose": False}
     cfg = {"host": "127.0.0.1", "port": port,
            "models": [{**common, "model_alias": CHAT_MODEL, "n_ctx": chat_ctx},
                       {**common, "model_alias": EMBED_MODEL, "n_ctx": embed_ctx, "n_batch": embed_ctx,
