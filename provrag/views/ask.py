@@ -26,7 +26,7 @@ def ask_view(result: AskResult):
 
     title = f"answer · {result.method} search"
     if result.abstained_by == "engine":  # the evidence covered the question: its score would read as a yes
-        title += f" · the passages cover the question ({result.confidence:.2f}) but none answers it"
+        title += f" · no answer in passages covering it ({result.confidence:.2f})"
     elif result.confidence is not None:
         title += f" · confidence {result.confidence:.2f}"
     parts = [Panel(Markdown(result.answer or ""), title=title, title_align="left",

@@ -323,6 +323,6 @@ def test_a_model_that_finds_no_answer_says_so_and_not_with_the_retrieval_confide
     assert res.confidence >= float(make_cfg(srv).search.abstain_below)  # the evidence covered the question
     assert res.to_json()["abstained_by"] == "engine" and res.trace["abstained_by"] == "engine"
     title = _render(ask_view(res), 200).splitlines()[0]
-    assert "none answers it" in title and f"confidence {res.confidence:.2f}" not in title
+    assert "no answer in passages covering it" in title and f"confidence {res.confidence:.2f}" not in title
     offline = run_ask("Who won the 2018 FIFA World Cup?", squad_subset_index, load_config(), method="basic", save=False)
     assert offline.abstained and offline.abstained_by == "coverage"  # too little evidence: no engine asked
