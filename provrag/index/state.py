@@ -8,7 +8,7 @@ fill columns, they never change a table's representation:
     load         documents            (text_unit_ids null, plus the run's PAGES column)
     chunk        text_units           (skeleton and graph columns null); documents.text_unit_ids
     embed        embedder, vectors    (one row per text unit, in text_units order)
-    skeleton     keywords;            text_units.is_skeleton / skeleton_score
+    skeleton     keywords.parquet     (written at once: no later stage reads it); text_units.is_skeleton / skeleton_score
     extract      entities, relationships; text_units.entity_ids / relationship_ids
     communities  communities
     reports      community_reports
@@ -19,7 +19,7 @@ DOCS since (`changes`, after load) and the id registry it numbers every table wi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +50,6 @@ class IndexRun:
     text_units: pl.DataFrame | None = None
     embedder: Embedder | None = None
     vectors: np.ndarray | None = None
-    keywords: pl.DataFrame | None = None
     entities: pl.DataFrame | None = None
     relationships: pl.DataFrame | None = None
     communities: pl.DataFrame | None = None
@@ -60,6 +59,7 @@ class IndexRun:
     ids: IdRegistry | None = None           # stable numbers across runs (index/ids.py)
     changes: Changes | None = None          # documents added / changed / removed since `previous`
     id_counts: dict | None = None           # per table: ids added, changed, retired, live (after write)
+    written: dict[str, int] = field(default_factory=dict)  # tables a stage wrote into tmp itself: their rows
 
     def cache(self, namespace: str) -> Cache:
         """The run's cache of `namespace` (parse, embed, llm, reports): written inside the new

@@ -69,7 +69,7 @@ class IndexSummary:
             pages_without_text=sum(1 for pages in ok[PAGES].to_list() for _, start, end in pages or () if start == end),
             text_units=run.text_units.height,
             skeleton_units=sum(1 for s in run.text_units["is_skeleton"].to_list() if s),
-            keywords=run.keywords.height,
+            keywords=run.written[schema.KEYWORDS],
             entities=run.entities.height,
             relationships=run.relationships.height,
             communities=run.communities.height,

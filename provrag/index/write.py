@@ -16,8 +16,17 @@ from provrag.store import writer as store
 _ROWS = 4096  # rows of a table made Arrow and written at once (one row group each)
 
 
+def write_frame(folder, name: str, df) -> int:
+    """One table's frame as `folder/name.parquet`, a slice of rows at a time (to_arrow copies:
+    polars' types → the contract's); returns its rows."""
+    store.write_parts(folder, name, schema.SCHEMAS[name],
+                      (to_arrow(name, df.slice(start, _ROWS)) for start in range(0, max(df.height, 1), _ROWS)))
+    return df.height
+
+
 def write_index(run: IndexRun) -> None:
-    """Every table, the embeddings, the fitted embedder and the term table into `run.tmp`."""
+    """Every table the stages left in `run`, the embeddings, the fitted embedder and the term
+    table into `run.tmp`."""
     import numpy as np
     import pyarrow as pa
 
@@ -25,10 +34,9 @@ def write_index(run: IndexRun) -> None:
 
     tables = {schema.DOCUMENTS: run.documents, schema.TEXT_UNITS: run.text_units, schema.ENTITIES: run.entities,
               schema.RELATIONSHIPS: run.relationships, schema.COMMUNITIES: run.communities,
-              schema.COMMUNITY_REPORTS: run.community_reports, schema.KEYWORDS: run.keywords}
-    for name, df in tables.items():  # a slice of rows at a time: to_arrow copies (polars' types → the contract's)
-        store.write_parts(run.tmp, name, schema.SCHEMAS[name],
-                          (to_arrow(name, df.slice(start, _ROWS)) for start in range(0, max(df.height, 1), _ROWS)))
+              schema.COMMUNITY_REPORTS: run.community_reports}  # keywords: written by the skeleton stage
+    for name, df in tables.items():
+        write_frame(run.tmp, name, df)
     vec_type = pa.list_(pa.float32())
     ids = run.text_units[schema.ID].to_list()
     vectors = pa.array([], vec_type)
