@@ -85,6 +85,7 @@ def skeleton(run: IndexRun) -> None:
     from provrag.index.write import write_frame
 
     run.text_units, keywords = skeleton_stage(run.text_units, run.vectors, run.cfg, run.progress)
+    release_freed_memory()  # the ranking's garbage, before Arrow takes more for the write
     # no later stage reads the keywords table: written now rather than held through four stages
     # (one 64-character unit id per word and unit: 226 MB on a 50 MB text file)
     run.written[schema.KEYWORDS] = write_frame(run.tmp, schema.KEYWORDS, keywords)
