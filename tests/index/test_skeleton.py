@@ -85,3 +85,61 @@ def test_each_document_gets_its_own_beta_and_keeps_it_when_others_change(small_c
     alone, _ = skeleton_stage(units.filter(pl.col("document_id") == "doc-lincoln"), None, cfg)
     was = both.filter(pl.col("document_id") == "doc-lincoln")
     assert alone.select("id", "is_skeleton", "skeleton_score").equals(was.select("id", "is_skeleton", "skeleton_score"))
+
+
+def _one_document_graph(small_corpus):
+    """Lincoln's message as one document: its count matrix and its skeleton edges (cosine + overlap)."""
+    from provrag.index.neighbours import exact_neighbours
+    from provrag.index.skeleton import _lexical_neighbours, document_vectors, keyword_matrix
+
+    units, _ = _units(small_corpus)
+    m, vocab = keyword_matrix(units["text"].to_list())
+    sk = load_config().skeleton
+    return units, m, vocab, exact_neighbours(document_vectors(m), sk.knn_k) + _lexical_neighbours(m, sk.lexical_k)
+
+
+def test_pagerank_is_networkx_pagerank(small_corpus):
+    """The sparse power iteration gives networkx's scores on the real graph (repeated edges add up)."""
+    import networkx as nx
+
+    from provrag.index.skeleton import pagerank
+
+    units, m, _, edges = _one_document_graph(small_corpus)
+    g = nx.DiGraph()
+    g.add_nodes_from(range(units.height))
+    for a, b, w in edges:
+        g.add_edge(a, b, weight=g.get_edge_data(a, b, {}).get("weight", 0.0) + w)
+    expected = nx.pagerank(g, alpha=0.85, weight="weight")
+    got = pagerank(units.height, edges, 0.85)
+    assert max(abs(got[i] - expected[i]) for i in range(units.height)) < 1e-12
+    assert len({round(v, 9) for v in got}) > units.height // 2  # a real ranking, not a uniform vector
+
+
+def test_bounded_blocks_give_the_same_edges(small_corpus, monkeypatch):
+    """Overlap and exact neighbours computed a few rows at a time equal the one-block result."""
+    from provrag.index import neighbours, skeleton
+    from provrag.index.skeleton import _lexical_neighbours, document_vectors
+
+    _, m, _, _ = _one_document_graph(small_corpus)
+    lexical, cosine = _lexical_neighbours(m, 3), neighbours.exact_neighbours(document_vectors(m), 3)
+    monkeypatch.setattr(skeleton, "_OVERLAP_PAIRS", 50)      # a handful of units per block
+    monkeypatch.setattr(neighbours, "_BLOCK_CELLS", 3 * m.shape[0])  # three rows per block
+    assert len(skeleton._row_blocks(m[:, :1].toarray().ravel() + 40.0, 50)) == m.shape[0]
+    assert _lexical_neighbours(m, 3) == lexical and lexical
+    assert neighbours.exact_neighbours(document_vectors(m), 3) == cosine and cosine
+
+
+def test_keywords_frame_lists_each_words_units_sorted_by_id(small_corpus):
+    """Built from the count matrix's arrays: per word, the ids of the units it occurs in, sorted,
+    and its total count."""
+    from provrag.index.skeleton import keywords_frame
+
+    units, m, vocab, _ = _one_document_graph(small_corpus)
+    ids = units["id"].to_list()
+    shuffled = pl.Series(list(reversed(ids)))  # ids out of row order: lists must still come out sorted
+    kw = keywords_frame(m[::-1], vocab, shuffled)
+    dense = m.toarray()
+    for row in kw.iter_rows(named=True):
+        j = row["human_readable_id"]
+        assert row["keyword"] == vocab[j] and row["frequency"] == int(dense[:, j].sum())
+        assert row["text_unit_ids"] == sorted(ids[r] for r in range(len(ids)) if dense[r, j])

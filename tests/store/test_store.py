@@ -43,3 +43,25 @@ def test_unwritable_output(tmp_path):
     blocker.write_text("x")
     with pytest.raises(store.WriteError):
         store.begin(blocker / "idx")
+
+
+def test_long_text_columns_are_written_without_statistics_or_dictionary(tmp_path, small_corpus):
+    """A document's whole text in min/max statistics would copy it (measured +220 MB for 50 MB);
+    ids and id lists keep theirs, and their dictionary encoding (list values included)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from provrag.store import schema
+    from provrag.store.writer import write_table
+
+    text = (small_corpus / "sotu-1863-lincoln.txt").read_text()
+    table = pa.table({"id": ["a", "b"], "text": [text, text[:100]], "text_unit_ids": [["u1", "u2"], ["u1"]]},
+                     schema=pa.schema([("id", pa.string()), ("text", pa.string()),
+                                       ("text_unit_ids", pa.list_(pa.string()))]))
+    write_table(tmp_path, schema.TEXT_UNITS, table)
+    f = pq.ParquetFile(tmp_path / f"{schema.TEXT_UNITS}.parquet")
+    assert f.read().equals(table)
+    cols = {c.path_in_schema: c for c in (f.metadata.row_group(0).column(i) for i in range(3))}
+    assert not cols["text"].is_stats_set and "RLE_DICTIONARY" not in cols["text"].encodings
+    assert cols["id"].is_stats_set and cols["text_unit_ids.list.element"].is_stats_set
+    assert "RLE_DICTIONARY" in cols["text_unit_ids.list.element"].encodings
