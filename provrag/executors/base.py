@@ -4,8 +4,8 @@ A stage hands the executor a function and its items (parse a file, chunk a docum
 batch, extract a batch of units, write a community report) and gets the results back lazily,
 in input order — so the tables a stage builds from them do not depend on which executor ran
 it, nor on which worker finished first. Global steps (KNN, PageRank, Leiden, id numbers, BM25
-terms, writing) never go through here: they run in the pipeline's process over the gathered
-tables.
+terms, writing) never go through here: they run on the pipeline's machine over the gathered
+tables (NN-descent in a child process of its own: index/neighbours.py, for memory, not speed).
 
 Each map names the kind of its items, because they need different places to run:
 
