@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 from provrag.audit.answer import claim_spans
 from provrag.audit.markup import as_text, verdict_of
 from provrag.store.provenance import routes_of
-from provrag.views.citing import block_key, repeated_blocks
+from provrag.views.citing import repeated_blocks
 
 CHIPS_SHOWN = 4          # chips per citation block; the rest are counted ("+3 more")
 VERDICT_WORDS = {"supported": ("✓", "supported", "its sources say this"),
@@ -74,10 +74,11 @@ def _key(src: dict) -> tuple:
 def _chips_for(block, pool: list[dict], unresolved: list[dict], numbers: dict) -> list[dict]:
     cited = {(r.kind, i) for r in block.refs for i in r.ids}
     chips, seen = [], set()
-    for s in pool:
-        if cited & routes_of(s.get("via")) and _key(s) not in seen:
-            seen.add(_key(s))
+    for s in pool:   # one chip per unit: claims citing one unit each have their own quote of it
+        if cited & routes_of(s.get("via")) and s.get("text_unit_id") not in seen:
+            seen.add(s.get("text_unit_id"))
             chips.append({"label": chip_label(s), "href": evidence_href(s), "n": numbers.get(_key(s)),
+                          "unit": s.get("text_unit_id"),
                           "title": f"{as_text(s.get('document'))} {page_words(s)}: {as_text(s.get('via'))}".strip()})
     missing = [u for u in unresolved if (u.get("kind"), u.get("id")) in cited]
     for u in missing:
@@ -119,14 +120,18 @@ def answer_segments(answer: str, sources: list[dict], unresolved: list[dict] | N
 
     pos, run = 0, []
     for k, b in enumerate(blocks):
-        text(pos, b.span[0])
+        end = b.span[0]
+        while end > pos and answer[end - 1] in " \t":   # the chips sit right after their sentence
+            end -= 1
+        text(pos, end)
         pos = b.span[1]
         pool = sources
         if claims:   # a verify result: the evidence of the claims this block backs, else every claim's
             mine = [claims[i] for ca, cb, i in spans if cb <= b.span[0] and (k == 0 or cb > blocks[k - 1].span[0])]
             pool = [e for c in (mine or claims) for e in c.get("cited") or [] if isinstance(e, dict)]
-        run += [c for c in _chips_for(b, pool, unresolved or [], numbers) if c not in run]
-        if k in hidden and block_key(b) == block_key(blocks[k + 1]):
+        run += [c for c in _chips_for(b, pool, unresolved or [], numbers)
+                if (c["label"], c.get("unit")) not in {(x["label"], x.get("unit")) for x in run}]
+        if k in hidden:
             continue            # the next block repeats this one: its chips join the next one's
         segs.append({"t": "chips", "chips": run[:CHIPS_SHOWN], "more": max(0, len(run) - CHIPS_SHOWN),
                      "cites": b.text})
