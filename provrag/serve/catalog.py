@@ -3,13 +3,13 @@ their status, pages, units and OCR'd pages; its community reports; one unit's te
 
 Read through the request's own reader (IndexService.reader), in SQL over the normalised views of
 store/reader.py, so a GraphRAG folder browses like a provrag index (its documents have no status
-column: every row it holds was indexed, so they read as ok). Documents are named by the one rule
+column: every row it holds was indexed, so they read as ok). What is not there is None; the
+service turns that into its "not found" error. Documents are named by the one rule
 of store/units.document_name, so the Index view and every source name a document alike.
 """
 from __future__ import annotations
 
 from provrag.results import CommunityReport, DocumentInfo, IndexOverview, UnitText
-from provrag.serve.service import DocumentNotFound
 from provrag.store.units import document_name
 
 MAX_REPORTS = 200          # community reports (or units) per page of a list
@@ -40,31 +40,33 @@ def overview(reader) -> IndexOverview:
                          documents=[_document(r) for r in rows], counts=counts)
 
 
-def document(reader, key: str) -> DocumentInfo:
-    """The document whose id or human_readable_id is `key`; DocumentNotFound otherwise."""
+def document(reader, key: str) -> DocumentInfo | None:
+    """The document whose id or human_readable_id is `key`."""
     rows = reader.con.execute(_DOCS_SQL + " WHERE d.id = $k OR CAST(d.human_readable_id AS VARCHAR) = $k "
                               "ORDER BY d.id = $k DESC LIMIT 1", {"k": key}).fetchall()
-    if not rows:
-        raise DocumentNotFound(f"no document {key!r} in the index")
-    return _document(rows[0])
+    return _document(rows[0]) if rows else None
 
 
-def unit_text(reader, unit_id: str) -> UnitText:
+def unit_text(reader, unit_id: str) -> UnitText | None:
     """One text unit (by id or human_readable_id) with its document."""
     rows = reader.con.execute(
         "SELECT id, human_readable_id, text, document_id, page_start, page_end FROM text_units "
         "WHERE id = $k OR CAST(human_readable_id AS VARCHAR) = $k ORDER BY id = $k DESC LIMIT 1",
         {"k": unit_id}).fetchall()
     if not rows:
-        raise DocumentNotFound(f"no text unit {unit_id!r} in the index")
+        return None
     uid, hrid, text, doc_id, p0, p1 = rows[0]
-    return UnitText(text_unit_id=uid, text_unit=hrid, text=text or "", document=document(reader, doc_id or ""),
-                    page_start=p0, page_end=p1)
+    doc = document(reader, doc_id or "")
+    if doc is None:
+        return None
+    return UnitText(text_unit_id=uid, text_unit=hrid, text=text or "", document=doc, page_start=p0, page_end=p1)
 
 
-def units_of(reader, document_id: str, offset: int = 0, limit: int = 100) -> list[UnitText]:
+def units_of(reader, document_id: str, offset: int = 0, limit: int = 100) -> list[UnitText] | None:
     """A document's text units in reading order (their text cut to PREVIEW characters)."""
     doc = document(reader, document_id)
+    if doc is None:
+        return None
     rows = reader.con.execute(
         f"SELECT id, human_readable_id, substr(text, 1, {PREVIEW}), page_start, page_end FROM text_units "
         f"WHERE document_id = $d ORDER BY char_start NULLS LAST, human_readable_id "
@@ -100,10 +102,8 @@ def levels(reader) -> list[int]:
         "SELECT DISTINCT level FROM community_reports WHERE level IS NOT NULL ORDER BY level").fetchall()]
 
 
-def report(reader, community: int) -> CommunityReport:
+def report(reader, community: int) -> CommunityReport | None:
     """The report of community `community` (the id a `[Data: Reports (n)]` citation names)."""
     rows = reader.con.execute(f"SELECT {_REPORT_COLS} FROM community_reports WHERE community = $c LIMIT 1",
                               {"c": int(community)}).fetchall()
-    if not rows:
-        raise DocumentNotFound(f"no community report {community} in the index")
-    return _report(rows[0])
+    return _report(rows[0]) if rows else None

@@ -257,22 +257,14 @@ class IndexService:
             return catalog.overview(r)
 
     def document(self, key: str):
-        from provrag.serve import catalog
-
-        with self.reader() as r:
-            return catalog.document(r, key)
+        return self._found(lambda r, c: c.document(r, key), f"no document {key!r} in the index")
 
     def unit(self, unit_id: str):
-        from provrag.serve import catalog
-
-        with self.reader() as r:
-            return catalog.unit_text(r, unit_id)
+        return self._found(lambda r, c: c.unit_text(r, unit_id), f"no text unit {unit_id!r} in the index")
 
     def units(self, document: str, offset: int = 0, limit: int = 100):
-        from provrag.serve import catalog
-
-        with self.reader() as r:
-            return catalog.units_of(r, document, offset, limit)
+        return self._found(lambda r, c: c.units_of(r, document, offset, limit),
+                           f"no document {document!r} in the index")
 
     def reports(self, level: int | None = None, offset: int = 0, limit: int = 50):
         """(community reports, best rank first, of one level or all; their total; the levels)."""
@@ -282,10 +274,17 @@ class IndexService:
             return (*catalog.reports(r, level, offset, limit), catalog.levels(r))
 
     def report(self, community: int):
+        return self._found(lambda r, c: c.report(r, community), f"no community report {community} in the index")
+
+    def _found(self, look, missing: str):
+        """look(reader, catalog)'s result; DocumentNotFound (404) with `missing` when it is None."""
         from provrag.serve import catalog
 
         with self.reader() as r:
-            return catalog.report(r, community)
+            found = look(r, catalog)
+        if found is None:
+            raise DocumentNotFound(missing)
+        return found
 
     def retrievals(self, trace_id: str) -> list[dict]:
         """The trace's rows of the `retrievals` provenance table (store/provenance.py): why each

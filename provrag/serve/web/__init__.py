@@ -31,3 +31,6 @@ def add_web(app, service, on_loopback: bool = True, token: str | None = None) ->
     docs.add_routes(app)
     pages.add_routes(app, service)
     reading.add_routes(app, service)
+    from provrag.serve.web.render import warm
+
+    warm()

@@ -30,6 +30,13 @@ def environment():
     return env
 
 
+def warm() -> None:
+    """Compile every template now, at start-up, so that no reader's first page waits for it."""
+    env = environment()
+    for name in env.list_templates(extensions=["html"]):
+        env.get_template(name)
+
+
 def number(x, digits: int = 2) -> str:
     if isinstance(x, bool) or x is None:
         return "—"
