@@ -13,7 +13,7 @@ from provrag.serve.web.guard import COOKIE, HEADERS, login_page, safe_next, sess
 
 DOCS_HTML = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>provrag API</title><link rel="stylesheet" href="/static/swagger/swagger-ui.css"></head>
+<title>provrag API</title><link rel="icon" href="/static/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/static/swagger/swagger-ui.css"></head>
 <body><p class="docs-home"><a href="/">provrag web app</a> · <a href="/openapi.json">OpenAPI schema (JSON)</a></p>
 <div id="swagger-ui"></div>
 <script src="/static/swagger/swagger-ui-bundle.js"></script><script src="/static/docs.js"></script>

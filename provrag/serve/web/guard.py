@@ -84,7 +84,7 @@ def login_page(error: str | None = None, target: str = "/") -> str:
 
     msg = f'<p role="alert">{html.escape(error)}</p>' if error else ""
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
-            "content=\"width=device-width, initial-scale=1\"><title>provrag: sign in</title></head>"
+            "content=\"width=device-width, initial-scale=1\"><title>provrag: sign in</title><link rel=\"icon\" href=\"data:,\"></head>"
             "<body><main><h1>provrag</h1><p>This server asks for its access token (the value of the "
             "environment variable named by <code>--token-env</code>).</p>" + msg +
             "<form method=\"post\" action=\"/login\"><label for=\"token\">Access token</label> "
