@@ -240,6 +240,7 @@ def test_a_graphrag_answer_is_audited_claim_by_claim(browser, dulce_app, dulce_v
     # every claim placed in the answer carries its verdict in words; the report ids resolve to chips
     assert browser.eval("document.querySelectorAll('#audit .answer .verdict').length") >= n_claims - 1
     assert browser.eval("document.querySelectorAll('#audit .answer a.chip').length") > 0
+    browser.eval("document.querySelector('#audit').scrollIntoView()")
     browser.shot("audit")
     report = browser.call("Runtime.evaluate", session=True, awaitPromise=True, returnByValue=True, expression=(
         "fetch(document.querySelector('#audit a[download]').href).then(r => r.text().then("

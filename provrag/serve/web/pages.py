@@ -142,17 +142,20 @@ def add_routes(app: FastAPI, service) -> None:
     @router.get("/trace/{trace_id}")
     def trace(request: Request, trace_id: str = TraceId) -> Response:
         t = service.trace(trace_id)
-        why = present.why_rows([r for r in service.retrievals(t["trace_id"]) if r.get("claim_index") is None])
+        rows = service.retrievals(t["trace_id"])
+        why = present.why_rows([r for r in rows if r.get("claim_index") is None])
+        why_by_unit = present.why_by_unit(rows)
         title = f"provrag: {t.get('question') or t.get('trace_id')}"
         if t.get("kind") == "verify":
             verified = t.get("verify") if isinstance(t.get("verify"), dict) else {"claims": [], "summary": {}}
             verified = verified | {"trace_id": t.get("trace_id"), "question": t.get("question")}
-            claim_why = present.why_rows([r for r in service.retrievals(t["trace_id"])
-                                          if r.get("claim_index") is not None], limit=200)
+            claim_why = present.why_rows([r for r in rows if r.get("claim_index") is not None], limit=200)
             return page(request, "trace.html", nav="history", title=title, trace=t, why=why, claim_why=claim_why,
+                        why_by_unit=why_by_unit,
                         **audit_context(t.get("answer") or "", t.get("question"), verified))
         check = earlier_check(service, t)
         return page(request, "trace.html", nav="history", title=title, trace=t, why=why, claim_why=[],
+                    why_by_unit=why_by_unit,
                     **ask_context(t, (check or {}).get("verify"), threshold))
 
     @router.get("/trace/{trace_id}/report")

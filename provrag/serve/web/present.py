@@ -164,6 +164,20 @@ def removed_sentences(result: dict) -> list[str]:
     return out
 
 
+def why_by_unit(rows: list[dict]) -> dict[str, str]:
+    """{text_unit_id: the line saying why retrieval ranked it} from `retrievals` rows (query/why.why_line):
+    the question's retrieval first, then each claim's."""
+    from provrag.query.why import why_line
+
+    out: dict[str, str] = {}
+    for r in sorted(rows, key=lambda r: r.get("claim_index") is not None):
+        uid = r.get("text_unit_id")
+        if uid and uid not in out:
+            who = "the question" if r.get("claim_index") is None else f"claim {r['claim_index'] + 1}"
+            out[uid] = f"retrieved for {who}: {why_line(r)}"
+    return out
+
+
 def why_rows(rows: list[dict], limit: int = 30) -> list[dict]:
     """Rows of the `retrievals` provenance table as the "why retrieved" table shows them."""
     out = []
