@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from tests.audit.runs import INJECT
+from tests.scans import needs_tesseract, scanned_pdf
 from tests.serve.conftest import ServerProcess
 
 TOKEN = "web-test-token-4f1c"
@@ -141,3 +142,23 @@ def test_documents_sharing_a_title_are_named_by_their_file(guarded):
     index = get(guarded, "/index").text
     assert "notes (a/notes.txt)" in index and "notes (b/notes.txt)" in index
     assert "evil</a>" in index     # a title no other document has stays as it is
+
+
+@pytest.mark.slow
+@needs_tesseract
+def test_the_index_view_counts_the_pages_read_by_ocr(tmp_path, small_corpus):
+    """A scanned page (a real R FAQ page as an image-only PDF) is listed as read by OCR."""
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+    from provrag.serve import catalog
+    from provrag.store.reader import open_index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    scanned_pdf(small_corpus / "R-FAQ.pdf", [6], docs / "scan.pdf")
+    (docs / "notes.txt").write_text(PUMP, encoding="utf-8")
+    run_index(docs, tmp_path / "idx", load_config())
+    with open_index(tmp_path / "idx") as reader:
+        found = {d.path: d for d in catalog.overview(reader).documents}
+    assert found["scan.pdf"].ocr_pages == [1] and found["scan.pdf"].n_pages == 1
+    assert found["notes.txt"].ocr_pages == [] and found["notes.txt"].n_units >= 1
