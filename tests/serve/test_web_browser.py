@@ -242,6 +242,12 @@ def test_a_graphrag_answer_is_audited_claim_by_claim(browser, dulce_app, dulce_v
     assert browser.eval("document.querySelectorAll('#audit .answer a.chip').length") > 0
     browser.eval("document.querySelector('#audit').scrollIntoView()")
     browser.shot("audit")
+    # a GraphRAG unit has no page: its chip shows the unit's text with the quote marked
+    browser.eval("document.querySelector('#audit .answer a.chip').click()")
+    browser.wait("document.querySelector('#evidence .para')")
+    assert browser.eval("document.querySelector('#evidence .pg').textContent").startswith("unit ")
+    assert len(browser.eval("document.querySelector('#evidence .para mark').textContent")) > 20
+    browser.key("Escape", 27)
     report = browser.call("Runtime.evaluate", session=True, awaitPromise=True, returnByValue=True, expression=(
         "fetch(document.querySelector('#audit a[download]').href).then(r => r.text().then("
         "t => [r.status, r.headers.get('content-disposition'), t.includes('provrag audit report')]))"))["result"]["value"]

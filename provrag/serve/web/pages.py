@@ -17,6 +17,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from provrag.audit.cards import evidence_of
 from provrag.audit.markup import verdict_of
+from provrag.errors import UsageError
 from provrag.serve.service import MAX_ANSWER_CHARS, MAX_QUESTION_CHARS, MAX_TRACES
 from provrag.serve.web import present
 from provrag.serve.web.render import is_fragment, page
@@ -103,16 +104,18 @@ def add_routes(app: FastAPI, service) -> None:
     def ask(request: Request, question: str = Form(min_length=1, max_length=MAX_QUESTION_CHARS),
             method: Method = Form("auto")) -> Response:
         result = service.ask(question, method=method)
-        where = f"/trace/{result.trace_id}"
-        if not is_fragment(request):
-            return RedirectResponse(where, status_code=303)
-        return page(request, "ask_result.html", headers={"X-Provrag-Location": where},
-                    **ask_context(result.to_json(), None, threshold))
+        stored = not result.trace_error      # else the answer is shown here: there is no trace to go to
+        if stored and not is_fragment(request):
+            return RedirectResponse(f"/trace/{result.trace_id}", status_code=303)
+        return page(request, "ask_result.html", headers={"X-Provrag-Location": f"/trace/{result.trace_id}"}
+                    if stored else None, **ask_context(result.to_json(), None, threshold))
 
     @router.post("/trace/{trace_id}/check")
     def check(request: Request, trace_id: str = TraceId) -> Response:
         asked = service.trace(trace_id)
-        verified = service.verify(trace_id=asked.get("trace_id") or trace_id)
+        if asked.get("kind") != "ask":
+            raise UsageError(f"trace {trace_id} is a {asked.get('kind')} run, not an ask: there is no answer to check")
+        verified = service.verify(trace_id=asked["trace_id"])
         if not is_fragment(request):
             return RedirectResponse(f"/trace/{asked.get('trace_id')}", status_code=303)
         return page(request, "ask_result.html", **ask_context(asked, verified.to_json(), threshold))
@@ -125,12 +128,12 @@ def add_routes(app: FastAPI, service) -> None:
     def audit(request: Request, answer: str = Form(min_length=1, max_length=MAX_ANSWER_CHARS),
               question: str = Form("", max_length=MAX_QUESTION_CHARS)) -> Response:
         result = service.verify(answer=answer, question=question.strip() or None)
-        where = f"/trace/{result.trace_id}"
-        if not is_fragment(request) or not result.trace_id:
-            return RedirectResponse(where, status_code=303) if result.trace_id else page(
-                request, "audit_result.html", **audit_context(answer, question or None, result.to_json()))
-        return page(request, "audit_result.html", headers={"X-Provrag-Location": where},
-                    **audit_context(answer, question or None, result.to_json()))
+        stored = bool(result.trace_id) and not result.trace_error
+        if stored and not is_fragment(request):
+            return RedirectResponse(f"/trace/{result.trace_id}", status_code=303)
+        # a trace that could not be stored is still the result: shown, never lost behind a redirect
+        return page(request, "audit_result.html", headers={"X-Provrag-Location": f"/trace/{result.trace_id}"}
+                    if stored else None, **audit_context(answer, question.strip() or None, result.to_json()))
 
     @router.get("/history")
     def history(request: Request, text: str = Query("", max_length=200), kind: Literal["", "ask", "verify"] = "",
