@@ -67,22 +67,17 @@ def source_facts(src: dict, n: int | None = None, route: str | None = None) -> d
             "verdict": src.get("label"), "reason": src.get("reason"), "text_unit_id": src.get("text_unit_id")}
 
 
-def _key(src: dict) -> tuple:
-    return as_text(src.get("text_unit_id")), as_text(src.get("quote"))
-
-
-def _chips_for(block, pool: list[dict], unresolved: list[dict], numbers: dict) -> list[dict]:
+def _chips_for(block, pool: list[dict], unresolved: list[dict]) -> list[dict]:
     cited = {(r.kind, i) for r in block.refs for i in r.ids}
     chips, seen = [], set()
     for s in pool:   # one chip per unit: claims citing one unit each have their own quote of it
         if cited & routes_of(s.get("via")) and s.get("text_unit_id") not in seen:
             seen.add(s.get("text_unit_id"))
-            chips.append({"label": chip_label(s), "href": evidence_href(s), "n": numbers.get(_key(s)),
-                          "unit": s.get("text_unit_id"),
+            chips.append({"label": chip_label(s), "href": evidence_href(s), "unit": s.get("text_unit_id"),
                           "title": f"{as_text(s.get('document'))} {page_words(s)}: {as_text(s.get('via'))}".strip()})
     missing = [u for u in unresolved if (u.get("kind"), u.get("id")) in cited]
     for u in missing:
-        chips.append({"label": f"{u.get('kind')} {u.get('id')}: not in this index", "href": None, "n": None,
+        chips.append({"label": f"{u.get('kind')} {u.get('id')}: not in this index", "href": None,
                       "title": as_text(u.get("reason") or "the index holds no such id"), "unresolved": True})
     return chips
 
@@ -100,7 +95,6 @@ def answer_segments(answer: str, sources: list[dict], unresolved: list[dict] | N
     hidden = repeated_blocks(blocks)
     claims = [c for c in claims or [] if isinstance(c, dict)]
     spans = claim_spans(answer, claims) if claims else []
-    numbers = {_key(s): n for n, s in enumerate(sources, 1)}
     segs: list[dict] = []
 
     def text(a: int, b: int) -> None:
@@ -129,7 +123,7 @@ def answer_segments(answer: str, sources: list[dict], unresolved: list[dict] | N
         if claims:   # a verify result: the evidence of the claims this block backs, else every claim's
             mine = [claims[i] for ca, cb, i in spans if cb <= b.span[0] and (k == 0 or cb > blocks[k - 1].span[0])]
             pool = [e for c in (mine or claims) for e in c.get("cited") or [] if isinstance(e, dict)]
-        run += [c for c in _chips_for(b, pool, unresolved or [], numbers)
+        run += [c for c in _chips_for(b, pool, unresolved or [])
                 if (c["label"], c.get("unit")) not in {(x["label"], x.get("unit")) for x in run}]
         if k in hidden:
             continue            # the next block repeats this one: its chips join the next one's
