@@ -227,3 +227,79 @@ class VerifyResult:
                 "claims": [c.to_json() for c in self.claims], "summary": self.summary} \
             | _known({"trace_file": self.trace_file, "trace_error": self.trace_error,
                       "index_changes": self.index_changes, "llm": self.llm})
+
+
+# ---- what the web app browses (provrag/serve/catalog.py builds them) ----------------------------
+
+@dataclass
+class DocumentInfo:
+    """One row of the documents table as a reader needs it: status and why, pages, units, OCR."""
+
+    id: str
+    human_readable_id: int | None
+    name: str                      # the title, with the file where another document shares it (UnitRow.document)
+    title: str | None
+    path: str | None
+    mime_type: str | None
+    status: str                    # ok | failed | skipped
+    error: str | None              # why it failed or was skipped
+    n_pages: int | None            # null for page-less formats
+    n_units: int
+    ocr_pages: list[int] = field(default_factory=list)     # physical pages whose text is Tesseract's reading
+    page_labels: list[str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "human_readable_id": self.human_readable_id, "name": self.name, "title": self.title,
+                "path": self.path, "mime_type": self.mime_type, "status": self.status, "error": self.error,
+                "n_pages": self.n_pages, "n_units": self.n_units, "ocr_pages": list(self.ocr_pages),
+                "page_labels": self.page_labels}
+
+
+@dataclass
+class IndexOverview:
+    """The documents of an index and its counts: what `provrag index` summarised when it ran."""
+
+    kind: str                      # provrag | graphrag-v1 | …
+    index_version: str | None
+    documents: list[DocumentInfo]
+    counts: dict                   # rows per table
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "index_version": self.index_version,
+                "documents": [d.to_json() for d in self.documents], "counts": self.counts}
+
+
+@dataclass
+class CommunityReport:
+    """One community report: title, summary, rank, findings (each cites the units it stands on)."""
+
+    community: int
+    level: int | None
+    title: str | None
+    summary: str | None
+    rank: float | None
+    size: int | None
+    findings: list[dict]           # {"summary", "explanation"} as the table holds them
+    parent: int | None = None
+    children: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"community": self.community, "level": self.level, "title": self.title, "summary": self.summary,
+                "rank": self.rank, "size": self.size, "findings": self.findings, "parent": self.parent,
+                "children": list(self.children)}
+
+
+@dataclass
+class UnitText:
+    """One text unit's text and where it sits, for showing evidence of a page-less format."""
+
+    text_unit_id: str
+    text_unit: int | None
+    text: str
+    document: DocumentInfo
+    page_start: int | None
+    page_end: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text_unit_id": self.text_unit_id, "text_unit": self.text_unit, "text": self.text,
+                "document": self.document.to_json(), "page_start": self.page_start, "page_end": self.page_end}

@@ -40,6 +40,18 @@ def test_the_wheel_holds_one_package_with_its_defaults(wheel):
     assert "provrag = provrag.cli:main" in entry
 
 
+def test_the_wheel_holds_every_file_the_web_app_serves(wheel, repo_root):
+    """provrag serve's pages load only what provrag serves: templates, script, styles, favicon and
+    Swagger UI for /docs must be package data, or an installed server's pages break offline."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    web = repo_root / "provrag" / "serve" / "web"
+    served = {str(p.relative_to(repo_root)) for sub in ("templates", "static") for p in (web / sub).rglob("*")
+              if p.is_file()}
+    assert {"provrag/serve/web/static/swagger/swagger-ui-bundle.js", "provrag/serve/web/static/app.js",
+            "provrag/serve/web/templates/base.html", "provrag/serve/web/static/swagger/LICENSE"} <= served
+    assert served <= names, sorted(served - names)
+
+
 def test_the_installed_wheel_indexes_a_folder_from_outside_the_repository(wheel, tmp_path, repo_root, sample_data):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)

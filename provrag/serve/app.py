@@ -22,7 +22,7 @@ from typing import Literal
 from fastapi import FastAPI, Query
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import Response
+from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
@@ -44,6 +44,7 @@ from provrag.serve.service import (
 MAX_BODY_BYTES = 1 << 20          # a request body beyond this is refused before it is parsed
 MAX_TRACE_ID_CHARS = 64
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+API_PREFIXES = ("/v1/", "/mcp", "/openapi.json")   # everything else is the web app (provrag/serve/web/)
 
 log = logging.getLogger("provrag.serve")
 
@@ -131,18 +132,31 @@ def validation_message(exc: RequestValidationError) -> tuple[int, str]:
     return status, "; ".join(parts) + more
 
 
+def for_pages(request) -> bool:
+    """A request to the web app (provrag/serve/web/): its errors are pages, not JSON lines."""
+    return not request.url.path.startswith(API_PREFIXES)
+
+
 def add_error_handlers(app: FastAPI) -> None:
+    from provrag.serve.web.render import error_page
+
+    def refuse(request, status: int, message: str, headers: dict | None = None):
+        if for_pages(request):
+            first = (message or "").strip().splitlines()
+            return error_page(request, status, first[0] if first else f"HTTP {status}")
+        return error_body(status, message, headers)
+
     @app.exception_handler(ProvragError)
     async def provrag_error(request, exc: ProvragError):
-        return error_body(status_of(exc), str(exc) or type(exc).__name__)
+        return refuse(request, status_of(exc), str(exc) or type(exc).__name__)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request, exc: RequestValidationError):
-        return error_body(*validation_message(exc))
+        return refuse(request, *validation_message(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request, exc: StarletteHTTPException):
-        return error_body(exc.status_code, str(exc.detail), getattr(exc, "headers", None))
+        return refuse(request, exc.status_code, str(exc.detail), getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
     async def internal(request, exc: Exception):
@@ -160,17 +174,40 @@ class Gate:
     set (constant-time comparison), and a body-size bound checked before any body is read."""
 
     def __init__(self, app, token: str | None, max_body: int = MAX_BODY_BYTES):
+        from provrag.serve.web.guard import session_value
+
         self.app, self.max_body = app, max_body
         self.expected = f"Bearer {token}".encode() if token else None
+        self.session = session_value(token) if token else None   # the web app's sign-in cookie
+
+    def signed_in(self, scope, headers: dict) -> bool:
+        """The bearer token, or the web app's session cookie (serve/web/guard.py); POST /login
+        passes so that a browser can sign in."""
+        from provrag.serve.web.guard import cookie_of
+
+        if hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
+            return True
+        cookie = cookie_of(headers)
+        if cookie is not None and hmac.compare_digest(cookie.encode("latin-1"), self.session.encode()):
+            return True
+        return scope.get("path") == "/login" and scope.get("method") == "POST"
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
         refusal = None
-        if self.expected is not None and not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
-            refusal = error_body(401, "missing or wrong bearer token (Authorization: Bearer <token>)",
-                                 {"WWW-Authenticate": "Bearer"})
+        if self.expected is not None and not self.signed_in(scope, headers):
+            from provrag.serve.web.guard import login_page, wants_html
+
+            if wants_html(headers):   # a browser: the sign-in form, still a refusal
+                target = scope.get("path", "/") + ("?" + scope["query_string"].decode("latin-1")
+                                                   if scope.get("query_string") else "")
+                refusal = HTMLResponse(login_page(target=target), status_code=401,
+                                       headers={"WWW-Authenticate": "Bearer", "Cache-Control": "no-store"})
+            else:
+                refusal = error_body(401, "missing or wrong bearer token (Authorization: Bearer <token>)",
+                                     {"WWW-Authenticate": "Bearer"})
         elif headers.get(b"content-length", b"0").isdigit() and int(headers.get(b"content-length", b"0")) > self.max_body:
             refusal = error_body(413, f"request body over {self.max_body:,} bytes")
         if refusal is not None:
@@ -194,7 +231,7 @@ def mcp_endpoint(service: IndexService, host: str):
 
 
 def create_app(service: IndexService, token: str | None = None, host: str = "127.0.0.1") -> FastAPI:
-    """The ASGI app over `service`: the REST API under /v1, OpenAPI at /docs, MCP at /mcp.
+    """The ASGI app over `service`: the REST API under /v1, OpenAPI at /docs, MCP at /mcp, the web app at /.
     `token`: require `Authorization: Bearer <token>` on every request."""
     mcp = mcp_endpoint(service, host)
 
@@ -208,11 +245,16 @@ def create_app(service: IndexService, token: str | None = None, host: str = "127
 
     from provrag import __version__
 
-    app = FastAPI(title="provrag", version=__version__, lifespan=lifespan,
+    # /docs is the web app's (Swagger UI served from the wheel, provrag/serve/web/docs.py): FastAPI's
+    # own /docs and /redoc load their scripts from a CDN, blank on a machine without internet
+    app = FastAPI(title="provrag", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="A provenance-first GraphRAG: every response is the document `provrag … --json` "
-                              "prints for the same input. MCP (streamable HTTP) at /mcp.")
+                              "prints for the same input. MCP (streamable HTTP) at /mcp; the web app at /.")
     add_error_handlers(app)
     add_routes(app, service)
+    from provrag.serve.web import add_web
+
+    add_web(app, service, on_loopback=host in LOOPBACK, token=token)
     if mcp is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp[0]))
     app.add_middleware(Gate, token=token)

@@ -247,6 +247,64 @@ class IndexService:
             return to_prov(t)
         return t
 
+    # ---- what the web app browses (provrag/serve/catalog.py) ---------------------------------------
+
+    def overview(self):
+        """The index's documents (status and why, pages, units, OCR'd pages) and rows per table."""
+        from provrag.serve import catalog
+
+        with self.reader() as r:
+            return catalog.overview(r)
+
+    def document(self, key: str):
+        return self._found(lambda r, c: c.document(r, key), f"no document {key!r} in the index")
+
+    def unit(self, unit_id: str):
+        return self._found(lambda r, c: c.unit_text(r, unit_id), f"no text unit {unit_id!r} in the index")
+
+    def units(self, document: str, offset: int = 0, limit: int = 100):
+        return self._found(lambda r, c: c.units_of(r, document, offset, limit),
+                           f"no document {document!r} in the index")
+
+    def reports(self, level: int | None = None, offset: int = 0, limit: int = 50):
+        """(community reports, best rank first, of one level or all; their total; the levels)."""
+        from provrag.serve import catalog
+
+        with self.reader() as r:
+            return (*catalog.reports(r, level, offset, limit), catalog.levels(r))
+
+    def report(self, community: int):
+        return self._found(lambda r, c: c.report(r, community), f"no community report {community} in the index")
+
+    def _found(self, look, missing: str):
+        """look(reader, catalog)'s result; DocumentNotFound (404) with `missing` when it is None."""
+        from provrag.serve import catalog
+
+        with self.reader() as r:
+            found = look(r, catalog)
+        if found is None:
+            raise DocumentNotFound(missing)
+        return found
+
+    def retrievals(self, trace_id: str) -> list[dict]:
+        """The trace's rows of the `retrievals` provenance table (store/provenance.py): why each
+        candidate was retrieved — rank, score by component, the question's words that drove it."""
+        from provrag.store.provenance import retrieval_rows
+
+        return retrieval_rows(self.trace(trace_id))
+
+    def html_report(self, trace_id: str, max_pages: int = 8) -> str:
+        """`provrag report --trace ID`: the HTML audit report of a stored trace, as text."""
+        import tempfile
+
+        from provrag.pipelines.report import run_report
+
+        with tempfile.TemporaryDirectory(prefix="provrag-report-") as tmp:
+            out = Path(tmp) / "report.html"
+            with self.compute:
+                run_report(self.index_path, out, trace_id=trace_id, max_pages=max_pages, cfg=self.cfg)
+            return out.read_text(encoding="utf-8")
+
     # ---- what only a server needs ----------------------------------------------------------------
 
     def health(self) -> dict:

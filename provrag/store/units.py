@@ -29,11 +29,14 @@ class UnitRow:
     path: str | None
     page_labels: list[str] | None
     ocr_pages: list[int] | None = None   # the unit's pages whose text is OCR output
+    title_shared: bool = False           # another document of the index has the same title
 
     @property
     def document(self) -> str:
-        """The name a reader knows the document by."""
-        return self.title or self.path or self.document_id or "(unknown document)"
+        """The name a reader knows the document by: its title, with its file where another
+        document has the same title ("The Listings Package (listings-devel.pdf)"), so two
+        sources a reader is shown can always be told apart."""
+        return document_name(self.title, self.path, self.document_id, self.title_shared)
 
     def page_label(self, page: int | None) -> str | None:
         """The label printed on physical page `page` ("iv", "T-1"), where the document has them."""
@@ -43,6 +46,13 @@ class UnitRow:
         except (TypeError, ValueError):
             pass
         return None
+
+
+def document_name(title: str | None, path: str | None, document_id: str | None, title_shared: bool) -> str:
+    """A document's name for readers (see UnitRow.document): the one naming rule."""
+    if title and title_shared and path and path != title:
+        return f"{title} ({path})"
+    return title or path or document_id or "(unknown document)"
 
 
 def sql_strings(ids) -> str:
@@ -73,12 +83,13 @@ def fetch_units(reader, unit_ids, positions: str = "text_units") -> dict[str, Un
     if not pos:
         return {}
     sql = (f"SELECT t.id, t.human_readable_id, t.text, t.page_start, t.page_end, t.char_start, t.char_end, "
-           f"t.document_id, d.title, d.path, d.page_labels, t.ocr_pages "
+           f"t.document_id, d.title, d.path, d.page_labels, t.ocr_pages, d.n_titled > 1 "
            f"FROM (SELECT * FROM text_units WHERE row_position IN ({', '.join(str(int(p)) for p in sorted(pos))})) t "
-           f"LEFT JOIN documents d ON d.id = t.document_id")
+           f"LEFT JOIN (SELECT id, title, path, page_labels, count(*) OVER (PARTITION BY title) AS n_titled "
+           f"FROM documents) d ON d.id = t.document_id")
     out = {}
     for r in con.execute(sql).fetchall():
         out[r[0]] = UnitRow(id=r[0], human_readable_id=r[1], text=r[2] or "", page_start=r[3], page_end=r[4],
                             char_start=r[5], char_end=r[6], document_id=r[7], title=r[8], path=r[9],
-                            page_labels=r[10], ocr_pages=r[11])
+                            page_labels=r[10], ocr_pages=r[11], title_shared=bool(r[12]))
     return out

@@ -29,7 +29,10 @@ def ask_view(result: AskResult):
         title += f" · no answer in passages covering it ({result.confidence:.2f})"
     elif result.confidence is not None:
         title += f" · confidence {result.confidence:.2f}"
-    parts = [Panel(Markdown(result.answer or ""), title=title, title_align="left",
+    from provrag.views.citing import collapse_repeats
+
+    # a run of sentences citing the same ids shows the block once (views/citing.py)
+    parts = [Panel(Markdown(collapse_repeats(result.answer or "")), title=title, title_align="left",
                    border_style="yellow" if result.abstained else "none")]
     if result.error:  # the model's answer failed: say why and what stands in its place
         parts.append(Text(f"warning: {result.error}", style="yellow"))
