@@ -83,7 +83,7 @@ def write_report(engine, context: dict) -> dict:
 
 
 def reports_stage(communities, entities, relationships, text_units, engine, cfg: Config, progress=None, cache=None,
-                  executor=None):
+                  executor=None, sections=None):
     """The community_reports table (polars), one row per community, in community order.
 
     `cache` (store/cache.Cache): a report is a function of its context, the engine and the

@@ -44,6 +44,31 @@ def is_broad(question: str) -> bool:
     return bool(_BROAD.search(question or ""))
 
 
+# The wording of a broad question, which names no subject: its broad words ("main themes",
+# "summarise", "overview"), the words for a document or a collection, and the verbs that ask.
+_BROAD_WORDING = frozenset("""main key major overall central general common recurring top topic topics theme themes
+idea ideas point points issue issues finding findings takeaway takeaways message messages trend trends subject subjects
+concern concerns summary summarise summarize summarised summarized summarising summarizing overview gist whole
+document documents doc docs file files text texts collection corpus folder dataset source sources pdf pdfs book books
+report reports paper papers article articles manual manuals guide guides chapter chapters page pages content contents
+cover covers covered covering discuss discusses discussed describe describes described say says said tell tells give
+gives list lists briefly brief short mostly generally overall""".split())
+_QUESTION_WORD = re.compile(r"[^\W\d_]{2,}|\d+", re.UNICODE)
+
+
+def broad_subject(question: str) -> list[str]:
+    """The words of a broad question left once its broad wording and stop words are gone: the
+    subject it asks about ("Summarise what the President said about foreign relations" →
+    president, foreign, relations), or the names of the documents it asks about ("What are the
+    main topics covered in the R FAQ?" → faq). Empty: the question is about the whole collection.
+    Search tells a document's name from a subject with the index (query/search.py)."""
+    from provrag.text.words import ENGLISH_STOP_WORDS
+
+    words = [w.lower() for w in _QUESTION_WORD.findall(question or "")]
+    return [w for w in words if w not in ENGLISH_STOP_WORDS and w not in _BROAD_WORDING
+            and not (w.endswith("s") and w[:-1] in _BROAD_WORDING)]
+
+
 def answer_type(question: str) -> str | None:
     """"date", "measure" (a length, age, size: a number with its unit), "number", "name" or "place"
     when the question's wording asks for one, else None

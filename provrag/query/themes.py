@@ -1,0 +1,268 @@
+"""What a broad question is about, and the themes that answer it: one document's parts, or the collection's.
+
+Global search answers "what is this about?" in themes. Which themes depends on what "this" is:
+
+- **scope**: a question that names documents ("…covered in the R FAQ?") is about those
+  documents, whatever else the index holds. A document is named when the question says most
+  of its title or file name, each word weighted by how few documents' names hold it (idf over
+  the names), so "R FAQ" picks R-FAQ.pdf over "The Debian GNU/Linux FAQ"; ties keep every
+  document tied. No name said: the whole collection.
+- **one document**: its level-0 sections (index/sections.py: the outline its authors wrote,
+  else the parts where its topic shifts), largest first, each with its central statement and
+  the text unit quoted (`[Data: Sources (n)]`), and the community report behind that unit
+  (`Reports (r)`: the most specific community of level ≤ [search] global_level holding it).
+- **the collection**: documents grouped by the top-level community report holding most of
+  their text units (Leiden's broadest themes, titled by their key phrases), largest theme
+  first; each document named with its largest parts and one cited unit, so every document
+  is cited, or named among those left out, and files that could not be read are said to be.
+
+Each theme is a report-shaped dict (engines/base.py map input: community, title, summary,
+full_content, findings, rank, score) plus `line`, the offline engine's cited statement for it,
+and `label`, its short name.
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import PurePosixPath
+
+from provrag.text.words import ENGLISH_STOP_WORDS
+
+_NAME_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# words of a broad question that name no document ("main topics covered in …")
+_GENERIC = frozenset("""main key major overall central general common recurring top topic topics theme themes idea ideas
+point points issue issues subject subjects cover covers covered covering discuss discusses discussed document documents
+doc docs file files text texts collection corpus folder summary summarise summarize overview gist pdf pdfs about
+describe describes described""".split())
+_MIN_SHARE = 0.5     # share of a document's name (idf-weighted) the question must say
+_LABEL_WORDS = 12    # words of a document's part names in a collection answer, at most
+
+
+def name_words(text: str) -> set[str]:
+    return {w for w in (m.group(0).lower() for m in _NAME_WORD.finditer(text or ""))
+            if w not in ENGLISH_STOP_WORDS and w not in _GENERIC}
+
+
+def _stem_of(path: str) -> str:
+    name = PurePosixPath(path or "").name
+    for ext in (".gz",):
+        name = name[: -len(ext)] if name.lower().endswith(ext) else name
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
+def all_documents(con) -> list[dict]:
+    """Every document row (ok, failed, skipped) with what a theme answer needs."""
+    rows = con.execute("""SELECT id, human_readable_id, title, path, status, error, n_pages FROM documents
+                          ORDER BY human_readable_id""").fetchall()
+    return [{"id": r[0], "hrid": r[1], "title": r[2] or _stem_of(r[3]), "path": r[3] or "", "status": r[4] or "ok",
+             "error": r[5], "n_pages": r[6]} for r in rows]
+
+
+def named_documents(question: str, documents: list[dict]) -> list[dict]:
+    """The documents the question names (see the module docstring), best first; [] when none."""
+    asked = name_words(question)
+    if not asked or len(documents) < 2:
+        return []
+    names = [(name_words(d["title"]), name_words(_stem_of(d["path"]).replace("-", " ").replace("_", " ")))
+             for d in documents]
+    df: dict[str, int] = {}
+    for title, stem in names:
+        for w in title | stem:
+            df[w] = df.get(w, 0) + 1
+    n = len(documents)
+    idf = {w: math.log(1 + n / c) for w, c in df.items()}
+    scored = []
+    for d, (title, stem) in zip(documents, names):
+        best = (0.0, 0.0)
+        for name in (title, stem):
+            total = sum(idf[w] for w in name)
+            said = sum(idf[w] for w in name & asked)
+            if total and said:
+                best = max(best, (said / total, said))
+        if best[0] >= _MIN_SHARE:
+            scored.append((best, d))
+    if not scored:
+        return []
+    top = max(s for s, _ in scored)
+    return [d for s, d in scored if s == top]
+
+
+def specific_subject(con, question: str) -> list[str]:
+    """The words of a broadly worded question that name neither an indexed document nor the
+    collection (text/questions.broad_subject less the documents' names): the subject it asks
+    about. None left: it asks what the documents cover, a question for global search's themes."""
+    from provrag.text.questions import broad_subject
+
+    names: set[str] = set()
+    for d in all_documents(con):
+        names |= name_words(d["title"]) | name_words(_stem_of(d["path"]).replace("-", " ").replace("_", " "))
+    return [w for w in broad_subject(question) if w not in names]
+
+
+def _plain(title: str) -> str:
+    from provrag.index.sections import plain_heading
+
+    return plain_heading(title)
+
+
+def _reports_of_units(con, unit_hrids: list[int], level: int) -> dict[int, int]:
+    """{unit number: the most specific community (level ≤ `level`) whose text units hold it}."""
+    if not unit_hrids:
+        return {}
+    rows = con.execute("""
+        SELECT t.human_readable_id, c.community, c.level FROM communities c, unnest(c.text_unit_ids) AS u(uid)
+        JOIN text_units t ON t.id = u.uid
+        WHERE c.level <= ? AND t.human_readable_id IN (SELECT unnest(?::BIGINT[]))
+          AND c.community IN (SELECT community FROM community_reports)
+        ORDER BY c.level DESC, c.community""", [int(level), list(unit_hrids)]).fetchall()
+    out: dict[int, int] = {}
+    for unit, community, _ in rows:
+        out.setdefault(int(unit), int(community))
+    return out
+
+
+def cite(reports: list[int], sources: list[int]) -> str:
+    from provrag.engines.offline.answer.mapreduce import format_citation
+
+    return format_citation(reports, sources)
+
+
+def document_themes(con, document: dict, level: int) -> list[dict]:
+    """One document's level-0 sections as themes, largest first (module docstring)."""
+    rows = con.execute("""
+        SELECT s.human_readable_id, s.title, s.origin, s.key_phrases, s.statement, s.statement_unit, s.n_tokens,
+               s.page_start, s.page_end,
+               (SELECT list(c.title ORDER BY c.char_start) FROM sections c
+                 WHERE c.parent = s.human_readable_id AND c.level = 1) AS subs
+        FROM sections s WHERE s.document_id = ? AND s.level = 0 AND s.n_tokens > 0 AND s.origin <> 'apparatus'
+        """, [document["id"]]).fetchall()
+    total = sum(int(r[6] or 0) for r in rows) or 1
+    reports = _reports_of_units(con, [int(r[5]) for r in rows if r[5] is not None], level)
+    themes = []
+    for hrid, title, origin, phrases, statement, unit, n_tokens, p0, p1, subs in rows:
+        name = _plain(title) if origin != "segments" else title
+        share = int(n_tokens or 0) / total
+        report = reports.get(int(unit)) if unit is not None else None
+        citation = cite([report] if report is not None else [], [int(unit)] if unit is not None else [])
+        pages = f"pp. {p0}–{p1}" if p0 is not None and p1 is not None and p1 != p0 else (f"p. {p0}" if p0 else "")
+        text = f"{statement}" if statement else ", ".join(phrases or [])
+        line = f"**{name}**{f' ({pages})' if pages else ''}: {text} {citation}".strip()
+        short = f"{name} {cite([], [int(unit)])}" if unit is not None else name
+        finding = {"summary": name, "explanation": f"{text} {citation}".strip()}
+        sub_names = [_plain(s) for s in (subs or [])][:6]
+        themes.append({
+            "community": report, "section": int(hrid), "title": name, "summary": text, "findings": [finding],
+            "full_content": f"# {name}\n\n{text} {citation}\n\n" + (f"Parts: {'; '.join(sub_names)}\n\n" if sub_names
+                                                                     else "") + f"Key phrases: {', '.join(phrases or [])}",
+            "rank": round(10 * share, 2), "score": round(share, 6), "size": int(n_tokens or 0),
+            "line": line, "short": short, "label": name, "sources": [int(unit)] if unit is not None else [],
+            "documents": [document["path"]],
+        })
+    themes.sort(key=lambda t: (-t["score"], t["section"]))
+    return themes
+
+
+def _document_parts(con, ids: list[str]) -> dict[str, list[tuple]]:
+    """{document id: its level-0 sections (title, origin, statement unit, n_tokens), largest first}."""
+    rows = con.execute("""SELECT document_id, title, origin, statement_unit, n_tokens FROM sections
+                          WHERE level = 0 AND n_tokens > 0 AND origin <> 'apparatus'
+                            AND document_id IN (SELECT unnest(?::VARCHAR[]))
+                          ORDER BY document_id, n_tokens DESC, human_readable_id""", [ids]).fetchall()
+    out: dict[str, list[tuple]] = {}
+    for r in rows:
+        out.setdefault(r[0], []).append(r[1:])
+    return out
+
+
+def _dominant_reports(con, ids: list[str]) -> dict[str, tuple[int, int]]:
+    """{document id: (top-level community holding most of its units, how many)}."""
+    rows = con.execute("""
+        WITH top AS (SELECT min(level) AS lv FROM communities WHERE community IN (SELECT community FROM community_reports)),
+        held AS (SELECT t.document_id, c.community, count(*) AS n
+                 FROM communities c, unnest(c.text_unit_ids) AS u(uid) JOIN text_units t ON t.id = u.uid
+                 WHERE c.level = (SELECT lv FROM top) AND t.document_id IN (SELECT unnest(?::VARCHAR[]))
+                   AND c.community IN (SELECT community FROM community_reports)
+                 GROUP BY 1, 2)
+        SELECT document_id, arg_max(community, n * 1000000 - community), max(n) FROM held GROUP BY 1""",
+                       [ids]).fetchall()
+    return {r[0]: (int(r[1]), int(r[2])) for r in rows}
+
+
+def collection_themes(con, documents: list[dict], level: int) -> list[dict]:
+    """The collection's themes: its documents grouped by their top-level community (see above)."""
+    ok = [d for d in documents if d["status"] == "ok"]
+    if not ok:
+        return []
+    ids = [d["id"] for d in ok]
+    parts = _document_parts(con, ids)
+    dominant = _dominant_reports(con, ids)
+    sizes = dict(con.execute("""SELECT document_id, sum(n_tokens) FROM text_units
+                                WHERE document_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1""", [ids]).fetchall())
+    titles = dict(con.execute("SELECT community, title FROM community_reports").fetchall())
+    units = [int(p[0][2]) for p in parts.values() if p and p[0][2] is not None]
+    unit_reports = _reports_of_units(con, units, level)
+    groups: dict[int | None, list[dict]] = {}
+    for d in ok:
+        groups.setdefault(dominant.get(d["id"], (None, 0))[0], []).append(d)
+    total = sum(int(v or 0) for v in sizes.values()) or 1
+    per_doc_words = max(2, min(_LABEL_WORDS, 250 // max(1, len(ok)) - 8))
+    themes = []
+    for community, docs in groups.items():
+        docs.sort(key=lambda d: -int(sizes.get(d["id"]) or 0))
+        clauses, sources = [], []
+        for d in docs:
+            mine = parts.get(d["id"]) or []
+            names, used = [], 0
+            for title, origin, _, _ in mine:
+                name = _plain(title) if origin != "segments" else title
+                if used + len(name.split()) > per_doc_words and names:
+                    break
+                names.append(name)
+                used += len(name.split())
+            unit = next((int(p[2]) for p in mine if p[2] is not None), None)
+            report = unit_reports.get(unit) if unit is not None and unit_reports.get(unit) == community else None
+            file = PurePosixPath(d["path"]).name
+            head = d["title"] if _stem_of(d["path"]) == d["title"] else f"{d['title']} ({file})"
+            about = f": {'; '.join(names)}" if names else ""
+            clauses.append(f"{head}{about} {cite([report] if report is not None else [], [unit] if unit is not None else [])}"
+                           .strip())
+            sources += [unit] if unit is not None else []
+        share = sum(int(sizes.get(d["id"]) or 0) for d in docs) / total
+        name = titles.get(community) if community is not None else None
+        label = name or "documents outside the graph's communities"
+        line = f"**{label}**{f' {cite([community], [])}' if community is not None else ''}: " + "; ".join(clauses) + "."
+        themes.append({
+            "community": community, "title": label, "summary": "; ".join(clauses),
+            "findings": [{"summary": c.split(":")[0], "explanation": c} for c in clauses],
+            "full_content": f"# {label}\n\n" + "\n".join(f"- {c}" for c in clauses),
+            "rank": round(10 * share, 2), "score": round(share, 6), "size": sum(int(sizes.get(d["id"]) or 0) for d in docs),
+            "line": line, "label": label, "sources": sources, "documents": [d["path"] for d in docs],
+        })
+    themes.sort(key=lambda t: (t["community"] is None, -t["score"]))
+    return themes
+
+
+def left_out(documents: list[dict], cited_paths: set[str], most: int = 5) -> str:
+    """The sentence saying which documents an answer about the whole collection leaves out:
+    files that could not be read (with why), files not indexed, ok documents not cited."""
+    def names(ds: list[dict], why: bool) -> str:
+        shown = [f"{PurePosixPath(d['path']).name}" + (f" ({_short(d['error'])})" if why and d.get("error") else "")
+                 for d in ds[:most]]
+        return ", ".join(shown) + (f" and {len(ds) - most} more" if len(ds) > most else "")
+
+    failed = [d for d in documents if d["status"] == "failed"]
+    skipped = [d for d in documents if d["status"] == "skipped"]
+    missing = [d for d in documents if d["status"] == "ok" and d["path"] not in cited_paths]
+    parts = []
+    if failed:
+        parts.append(f"Could not be read: {names(failed, True)}.")
+    if missing:
+        parts.append(f"Not covered above: {names(missing, False)}.")
+    if skipped:
+        parts.append(f"Not indexed ({len(skipped)} file{'s' if len(skipped) > 1 else ''}): {names(skipped, True)}.")
+    return " ".join(parts)
+
+
+def _short(error: str) -> str:
+    """The first clause of a load error ("encrypted PDF: a password is needed…" → "encrypted PDF")."""
+    return re.split(r"[:;(]", str(error or ""), maxsplit=1)[0].strip()[:60]
