@@ -128,7 +128,8 @@ def reports(run: IndexRun) -> None:
 
     run.community_reports = reports_stage(run.communities, run.entities, run.relationships, run.text_units,
                                           run.engine, run.cfg, run.progress, cache=run.cache("reports"),
-                                          executor=run.executor, sections=run.sections)
+                                          executor=run.executor, sections=run.sections,
+                                          document_titles=dict(run.documents.select("id", "title").rows()))
     register_reports(run.ids, run.community_reports, run.communities)
 
 

@@ -15,7 +15,8 @@ import re
 
 # addresses name no theme: their "https", "html", "www" would top a section's phrases
 _ADDRESSES = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+|\S+@\S+\.\w+|(?:/[\w.-]+){2,}/?")
-_TOKEN = r"(?u)\b[^\W\d_][^\W\d_'-]*[^\W\d_]\b"  # a word of two letters or more, no digits
+# a word of two letters or more, no digits; "add-on" and "package's" stay one word
+_TOKEN = r"(?u)\b[^\W\d_](?:[^\W\d_]|['’-](?=[^\W\d_]))*[^\W\d_]\b"
 _UNIT_CHARS = 4000  # text of one unit counted at most (bounds the work on run-on units)
 
 
