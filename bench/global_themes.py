@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -100,7 +101,7 @@ def main() -> int:
             sample = Path(tmp) / "texlive-sample"
             sample.mkdir()
             for p in texlive_sample(Path(a.texlive), a.sample):
-                (sample / p.name).symlink_to(p)
+                shutil.copyfile(p, sample / p.name)  # provrag never follows links
             folders["texlive"] = sample
         if Path(a.small).is_dir():
             folders["small"] = Path(a.small)

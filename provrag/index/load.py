@@ -104,7 +104,8 @@ def heading_offset(text: str, heading: str, start: int, end: int) -> int:
     several sections that begin on one page then stay apart."""
     words = re.findall(r"[^\W_]+", heading)
     if words:
-        line = re.compile(r"(?m)^[ \t]*" + r"\W{1,5}".join(re.escape(w) for w in words) + r"[ \t]*$", re.I)
+        line = re.compile(r"(?m)^[ \t]*(?:(?:[0-9]+|[A-Z])(?:\.[0-9]+)*\.?[ \t]+)?"  # "4 Disclaimer", "A.1 Notes"
+                          + r"\W{1,5}".join(re.escape(w) for w in words) + r"[ \t]*$", re.I)
         m = line.search(text, start, end)
         if m:
             return m.start()

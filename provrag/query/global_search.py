@@ -190,8 +190,7 @@ def theme_search(reader, question: str, cfg: Config, engine, trace) -> SearchRes
         d["batches"] = [[t["title"] for t in b] for b in batches]
     with trace.stage("synthesis") as d:
         terms, term_info = question_terms(reader, question)
-        points = [p for b in batches for p in engine.map_points(question, b, terms)]
-        points.sort(key=lambda p: (-int(p.get("score") or 0), -float(p.get("strength") or 0)))
+        points = [p for b in batches for p in engine.map_points(question, b, terms)]  # in theme order
         body = engine.reduce_answer(question, points, terms)
         n_docs = len(scope)
         if one is not None:

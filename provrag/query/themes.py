@@ -36,6 +36,9 @@ doc docs file files text texts collection corpus folder summary summarise summar
 describe describes described""".split())
 _MIN_SHARE = 0.5     # share of a document's name (idf-weighted) the question must say
 _LABEL_WORDS = 12    # words of a document's part names in a collection answer, at most
+_MAX_THEMES = 7      # themes of a collection answer under their report's title; smaller ones go together
+_BRIEF_ABOVE = 12    # more documents than this: each is named by its file name alone
+_WORDS = 270         # what the theme lines of a collection answer may spend (reduce's budget less a margin)
 
 
 def name_words(text: str) -> set[str]:
@@ -58,13 +61,20 @@ def all_documents(con) -> list[dict]:
              "error": r[5], "n_pages": r[6]} for r in rows]
 
 
+def _raw_words(text: str) -> set[str]:
+    return {m.group(0).lower() for m in _NAME_WORD.finditer(text or "")} - _GENERIC
+
+
 def named_documents(question: str, documents: list[dict]) -> list[dict]:
-    """The documents the question names (see the module docstring), best first; [] when none."""
+    """The documents the question names (see the module docstring), best first; [] when none.
+    Ties on the weighted share go to the name that accounts for more of the question's words,
+    then to the name with fewer words left unsaid, stop words included ("chemarrow" is
+    chemarrow.pdf, "chemarrow de" chemarrow-de.pdf)."""
     asked = name_words(question)
     if not asked or len(documents) < 2:
         return []
-    names = [(name_words(d["title"]), name_words(_stem_of(d["path"]).replace("-", " ").replace("_", " ")))
-             for d in documents]
+    raw_asked = _raw_words(question)
+    names = [(_name_words_pair(d)) for d in documents]
     df: dict[str, int] = {}
     for title, stem in names:
         for w in title | stem:
@@ -73,18 +83,28 @@ def named_documents(question: str, documents: list[dict]) -> list[dict]:
     idf = {w: math.log(1 + n / c) for w, c in df.items()}
     scored = []
     for d, (title, stem) in zip(documents, names):
-        best = (0.0, 0.0)
-        for name in (title, stem):
+        best = None
+        for name, raw in ((title, _raw_words(d["title"])), (stem, _raw_words(_spaced(_stem_of(d["path"]))))):
             total = sum(idf[w] for w in name)
             said = sum(idf[w] for w in name & asked)
             if total and said:
-                best = max(best, (said / total, said))
-        if best[0] >= _MIN_SHARE:
+                key = (round(said / total, 6), round(said, 6), len(raw & raw_asked), len(raw & raw_asked) / len(raw))
+                best = key if best is None else max(best, key)
+        if best is not None and best[0] >= _MIN_SHARE:
             scored.append((best, d))
     if not scored:
         return []
     top = max(s for s, _ in scored)
     return [d for s, d in scored if s == top]
+
+
+def _spaced(stem: str) -> str:
+    return stem.replace("-", " ").replace("_", " ")
+
+
+def _name_words_pair(d: dict) -> tuple[set[str], set[str]]:
+    """A document's two names as content words: its title's, its file name's."""
+    return name_words(d["title"]), name_words(_spaced(_stem_of(d["path"])))
 
 
 def specific_subject(con, question: str) -> list[str]:
@@ -95,7 +115,8 @@ def specific_subject(con, question: str) -> list[str]:
 
     names: set[str] = set()
     for d in all_documents(con):
-        names |= name_words(d["title"]) | name_words(_stem_of(d["path"]).replace("-", " ").replace("_", " "))
+        title, stem = _name_words_pair(d)
+        names |= title | stem
     return [w for w in broad_subject(question) if w not in names]
 
 
@@ -138,15 +159,19 @@ def document_themes(con, document: dict, level: int) -> list[dict]:
         """, [document["id"]]).fetchall()
     total = sum(int(r[6] or 0) for r in rows) or 1
     reports = _reports_of_units(con, [int(r[5]) for r in rows if r[5] is not None], level)
-    themes = []
+    themes, said = [], set()
+    rows.sort(key=lambda r: (-int(r[6] or 0), r[0]))
     for hrid, title, origin, phrases, statement, unit, n_tokens, p0, p1, subs in rows:
+        if statement in said:  # small parts quoting one unit: the statement once, the others by name
+            statement = None
+        said.add(statement)
         name = _plain(title) if origin != "segments" else title
         share = int(n_tokens or 0) / total
         report = reports.get(int(unit)) if unit is not None else None
         citation = cite([report] if report is not None else [], [int(unit)] if unit is not None else [])
         pages = f"pp. {p0}–{p1}" if p0 is not None and p1 is not None and p1 != p0 else (f"p. {p0}" if p0 else "")
-        text = f"{statement}" if statement else ", ".join(phrases or [])
-        line = f"**{name}**{f' ({pages})' if pages else ''}: {text} {citation}".strip()
+        text = f"{statement}" if statement else ""
+        line = f"**{name}**{f' ({pages})' if pages else ''}{': ' + text if text else ''} {citation}".strip()
         short = f"{name} {cite([], [int(unit)])}" if unit is not None else name
         finding = {"summary": name, "explanation": f"{text} {citation}".strip()}
         sub_names = [_plain(s) for s in (subs or [])][:6]
@@ -205,7 +230,13 @@ def collection_themes(con, documents: list[dict], level: int) -> list[dict]:
     for d in ok:
         groups.setdefault(dominant.get(d["id"], (None, 0))[0], []).append(d)
     total = sum(int(v or 0) for v in sizes.values()) or 1
-    per_doc_words = max(2, min(_LABEL_WORDS, 250 // max(1, len(ok)) - 8))
+    size_of = {c: sum(int(sizes.get(d["id"]) or 0) for d in ds) for c, ds in groups.items()}
+    named = sorted((c for c in groups if c is not None), key=lambda c: -size_of[c])
+    for c in named[_MAX_THEMES:]:  # the smallest themes' documents: listed together, not each under a title
+        groups.setdefault(None, []).extend(groups.pop(c))
+    brief = len(ok) > _BRIEF_ABOVE  # many documents: each named by its file alone
+    spare = _WORDS - 10 * min(len(groups), _MAX_THEMES + 1) - len(ok) * (5 if brief else 9)
+    per_doc_words = max(0, min(_LABEL_WORDS, spare // max(1, len(ok))))
     themes = []
     for community, docs in groups.items():
         docs.sort(key=lambda d: -int(sizes.get(d["id"]) or 0))
@@ -215,25 +246,25 @@ def collection_themes(con, documents: list[dict], level: int) -> list[dict]:
             names, used = [], 0
             for title, origin, _, _ in mine:
                 name = _plain(title) if origin != "segments" else title
-                if used + len(name.split()) > per_doc_words and names:
+                if used + len(name.split()) > per_doc_words:
                     break
                 names.append(name)
                 used += len(name.split())
             unit = next((int(p[2]) for p in mine if p[2] is not None), None)
             report = unit_reports.get(unit) if unit is not None and unit_reports.get(unit) == community else None
             file = PurePosixPath(d["path"]).name
-            head = d["title"] if _stem_of(d["path"]) == d["title"] else f"{d['title']} ({file})"
-            about = f": {'; '.join(names)}" if names else ""
+            head = file if brief or _stem_of(d["path"]) == d["title"] else f"{d['title']} ({file})"
+            about = f" ({'; '.join(names)})" if names else ""
             clauses.append(f"{head}{about} {cite([report] if report is not None else [], [unit] if unit is not None else [])}"
                            .strip())
             sources += [unit] if unit is not None else []
         share = sum(int(sizes.get(d["id"]) or 0) for d in docs) / total
         name = titles.get(community) if community is not None else None
-        label = name or "documents outside the graph's communities"
+        label = name or ("other documents" if len(groups) > 1 else "the documents")
         line = f"**{label}**{f' {cite([community], [])}' if community is not None else ''}: " + "; ".join(clauses) + "."
         themes.append({
             "community": community, "title": label, "summary": "; ".join(clauses),
-            "findings": [{"summary": c.split(":")[0], "explanation": c} for c in clauses],
+            "findings": [{"summary": c.split(" (")[0], "explanation": c} for c in clauses],
             "full_content": f"# {label}\n\n" + "\n".join(f"- {c}" for c in clauses),
             "rank": round(10 * share, 2), "score": round(share, 6), "size": sum(int(sizes.get(d["id"]) or 0) for d in docs),
             "line": line, "label": label, "sources": sources, "documents": [d["path"] for d in docs],

@@ -53,7 +53,7 @@ document documents doc docs file files text texts collection corpus folder datas
 report reports paper papers article articles manual manuals guide guides chapter chapters page pages content contents
 cover covers covered covering discuss discusses discussed describe describes described say says said tell tells give
 gives list lists briefly brief short mostly generally overall""".split())
-_QUESTION_WORD = re.compile(r"[^\W\d_]{2,}|\d+", re.UNICODE)
+_QUESTION_WORD = re.compile(r"[^\W_]{2,}", re.UNICODE)  # as document names are read (query/themes.py)
 
 
 def broad_subject(question: str) -> list[str]:

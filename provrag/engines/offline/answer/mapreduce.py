@@ -225,7 +225,7 @@ def reduce_answer(question: str, points: list[dict], cfg: Config, idf: dict[str,
     `idf`: the index-wide idf of the question's terms, when the caller has it."""
     broad = is_broad(question)
     if broad and points and all(p.get("theme") for p in points):
-        return _theme_answer(sorted(points, key=lambda p: -int(p.get("score") or 0)), int(cfg.search.global_words))
+        return _theme_answer(points, int(cfg.search.global_words))  # in the order global search gave the themes
     n = int(cfg.search.global_themes if broad else cfg.search.answer_sentences)
     good = sorted((p for p in points if int(p.get("score") or 0) > 0),
                   key=lambda p: (-int(p["score"]), -float(p.get("strength") or 0.0)))
