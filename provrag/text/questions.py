@@ -51,6 +51,7 @@ idea ideas point points issue issues finding findings takeaway takeaways message
 concern concerns summary summarise summarize summarised summarized summarising summarizing overview gist whole
 document documents doc docs file files text texts collection corpus folder dataset source sources pdf pdfs book books
 report reports paper papers article articles manual manuals guide guides chapter chapters page pages content contents
+story stories novel novels essay essays speech speeches letter letters work works material materials writing writings
 cover covers covered covering discuss discusses discussed describe describes described say says said tell tells give
 gives list lists briefly brief short mostly generally overall""".split())
 _QUESTION_WORD = re.compile(r"[^\W_]{2,}", re.UNICODE)  # as document names are read (query/themes.py)
