@@ -192,8 +192,16 @@ def theme_search(reader, question: str, cfg: Config, engine, trace) -> SearchRes
         terms, term_info = question_terms(reader, question)
         points = [p for b in batches for p in engine.map_points(question, b, terms)]  # in theme order
         body = engine.reduce_answer(question, points, terms)
+        if "[data:" not in body.lower() and getattr(engine, "offline", None) is not None:
+            # a model that found no theme in them: the offline engine's themes are the floor
+            points = [p for b in batches for p in engine.offline.map_points(question, b, terms)]
+            body = engine.offline.reduce_answer(question, points, terms)
+            d["fallback"] = "the model's answer cited no theme: the offline engine listed them"
         n_docs = len(scope)
-        if one is not None:
+        ours = bool(points) and all(p.get("theme") for p in points)  # lines composed here, not a model's prose
+        if not ours:
+            head, tail = "", ""
+        elif one is not None:
             pages = f", {one['n_pages']} pages" if one.get("n_pages") else ""
             head = f"{one['title']} ({one['path']}{pages}) covers, largest part first:"
             tail = ""
@@ -204,6 +212,8 @@ def theme_search(reader, question: str, cfg: Config, engine, trace) -> SearchRes
             rows = con.execute("""SELECT DISTINCT d.path FROM text_units t JOIN documents d ON d.id = t.document_id
                                   WHERE t.human_readable_id IN (SELECT unnest(?::BIGINT[]))""", [units]).fetchall()
             tail = left_out([x for x in (named or documents)], {r[0] for r in rows})
+        if not ours and one is None:  # a model's prose: the files that could not be read are still said
+            tail = left_out([x for x in (named or documents) if x["status"] != "ok"], set())
         answer = " ".join(x for x in (head, body, tail) if x)
         d["points"] = [{"description": p.get("description"), "score": p.get("score")} for p in points[:40]]
         d["answer"] = answer

@@ -254,8 +254,9 @@ def collection_themes(con, documents: list[dict], level: int) -> list[dict]:
             report = unit_reports.get(unit) if unit is not None and unit_reports.get(unit) == community else None
             file = PurePosixPath(d["path"]).name
             head = file if brief or _stem_of(d["path"]) == d["title"] else f"{d['title']} ({file})"
-            about = f" ({'; '.join(names)})" if names else ""
-            clauses.append(f"{head}{about} {cite([report] if report is not None else [], [unit] if unit is not None else [])}"
+            if names:  # "R-FAQ.pdf (R Basics; R and Emacs)", "R FAQ (R-FAQ.pdf: R Basics; R and Emacs)"
+                head = f"{head[:-1]}: {'; '.join(names)})" if head.endswith(")") else f"{head} ({'; '.join(names)})"
+            clauses.append(f"{head} {cite([report] if report is not None else [], [unit] if unit is not None else [])}"
                            .strip())
             sources += [unit] if unit is not None else []
         share = sum(int(sizes.get(d["id"]) or 0) for d in docs) / total
