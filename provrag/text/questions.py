@@ -16,7 +16,10 @@ _BROAD = re.compile(
     r"findings?|takeaways?|messages?|trends?|subjects?|concerns?)\b"
     r"|\b(summari[sz]e|summary|overview|gist|in general|as a whole|across (all|the) (documents?|texts?|files?|sources?))\b"
     r"|\bwhat (is|are) (this|these|the) (documents?|corpus|collection|texts?|books?|files?|reports?|dataset)\b.*\babout\b"
-    r"|\bwhat (is|are) .{1,60}\babout\??$", re.I)
+    r"|\bwhat (is|are) .{1,60}\babout\??$"
+    # "What does the Debian Policy Manual cover?", "What topics does the FAQ answer?"
+    r"|^what (does|do) .{1,80}\b(cover|explain|describe|discuss|contain|document|deal with)\??$"
+    r"|^what (topics|subjects|themes|areas) (does|do|are|is)\b", re.I)
 
 _DATE = re.compile(r"^(when|what (year|month|day|date|time|century|decade|period)|in (what|which) (year|month|century|decade))\b")
 _DATE_ANYWHERE = re.compile(r"\b(what|which) (year|month|date|century|decade)\b")
@@ -51,8 +54,9 @@ idea ideas point points issue issues finding findings takeaway takeaways message
 concern concerns summary summarise summarize summarised summarized summarising summarizing overview gist whole
 document documents doc docs file files text texts collection corpus folder dataset source sources pdf pdfs book books
 report reports paper papers article articles manual manuals guide guides chapter chapters page pages content contents
-story stories novel novels essay essays speech speeches letter letters work works material materials writing writings
+documentation docs story stories novel novels essay essays speech speeches letter letters work works material materials writing writings
 cover covers covered covering discuss discusses discussed describe describes described say says said tell tells give
+does do did explain explains explained answer answers contain contains deal deals address addresses area areas
 gives list lists briefly brief short mostly generally overall""".split())
 _QUESTION_WORD = re.compile(r"[^\W_]{2,}", re.UNICODE)  # as document names are read (query/themes.py)
 
