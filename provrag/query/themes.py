@@ -5,8 +5,9 @@ Global search answers "what is this about?" in themes. Which themes depends on w
 - **scope**: a question that names documents ("…covered in the R FAQ?") is about those
   documents, whatever else the index holds. A document is named when the question says most
   of its title or file name, each word weighted by how few documents' names hold it (idf over
-  the names), so "R FAQ" picks R-FAQ.pdf over "The Debian GNU/Linux FAQ"; ties keep every
-  document tied. No name said: the whole collection.
+  the names), so "R FAQ" picks R-FAQ.pdf over "The Debian GNU/Linux FAQ", or when it says a
+  word of four letters or more that only that document's name holds ("Lincoln's message");
+  ties keep every document tied. No name said: the whole collection.
 - **one document**: its level-0 sections (index/sections.py: the outline its authors wrote,
   else the parts where its topic shifts), largest first, each with its central statement and
   the text unit quoted (`[Data: Sources (n)]`), and the community report behind that unit
@@ -88,7 +89,10 @@ def named_documents(question: str, documents: list[dict]) -> list[dict]:
             total = sum(idf[w] for w in name)
             said = sum(idf[w] for w in name & asked)
             if total and said:
-                key = (round(said / total, 6), round(said, 6), len(raw & raw_asked), len(raw & raw_asked) / len(raw))
+                # a word only this document's name holds ("lincoln" of sotu-1863-lincoln.txt) names it too
+                own = any(df[w] == 1 and len(w) >= 4 and not w.isdigit() for w in name & asked)
+                share = max(said / total, _MIN_SHARE if own else 0.0)
+                key = (round(share, 6), round(said, 6), len(raw & raw_asked), len(raw & raw_asked) / len(raw))
                 best = key if best is None else max(best, key)
         if best is not None and best[0] >= _MIN_SHARE:
             scored.append((best, d))

@@ -81,6 +81,13 @@ def test_a_question_about_one_document_stays_in_it_and_names_its_chapters(small_
     assert len(out.answer.split()) <= 350
 
 
+def test_a_text_without_headings_is_told_by_the_parts_its_topic_shifts_into(small_index):
+    out = _ask(small_index, "What are the main themes of Lincoln's message?")
+    assert out.method == "global" and {s.path for s in out.sources} == {"sotu-1863-lincoln.txt"}
+    lines = [x for x in out.answer.splitlines() if x.startswith("**")]
+    assert len(lines) >= 2 and any("emancipation" in x.split("**")[1] for x in lines)  # named by key phrases
+
+
 def test_a_folder_question_says_which_files_could_not_be_read(with_failures):
     out = _ask(with_failures, "What is this collection of documents about?")
     assert out.method == "global"
