@@ -202,8 +202,10 @@ def theme_search(reader, question: str, cfg: Config, engine, trace) -> SearchRes
         if not ours:
             head, tail = "", ""
         elif one is not None:
-            pages = f", {one['n_pages']} pages" if one.get("n_pages") else ""
-            head = f"{one['title']} ({one['path']}{pages}) covers, largest part first:"
+            by_file = one["path"].rsplit("/", 1)[-1].startswith(one["title"])  # its title is its file name
+            about = ", ".join(x for x in ([] if by_file else [one["path"]])
+                              + ([f"{one['n_pages']} pages"] if one.get("n_pages") else []))
+            head = f"{one['path'] if by_file else one['title']}{f' ({about})' if about else ''} covers, largest part first:"
             tail = ""
         else:
             head = (f"The {n_docs} document{'s' if n_docs != 1 else ''} "
