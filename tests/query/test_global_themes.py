@@ -166,3 +166,29 @@ def test_a_report_cited_with_its_own_unit_resolves_to_that_unit(small_index):
         alone = resolve_answer(r, f"{sentence} [Data: Reports ({community})]")
     assert [s.text_unit_id for s in both.sources] and {s.via.split(" → ")[0] for s in both.sources} == {f"Report {community}"}
     assert len(both.sources) == 1 and len(alone.sources) > 1
+
+
+def test_with_a_model_the_theme_records_go_through_map_and_reduce(tmp_path, small_corpus, scripted_llm_server,
+                                                                  monkeypatch):
+    """The `openai` engine writes the reports and the theme answer (tests/llm_server.py: a
+    scripted model); when its answer cites no theme, the offline engine's themes are the floor."""
+    from provrag.pipelines.ask import run_ask
+    from provrag.pipelines.index import run_index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("R-FAQ.pdf", "sotu-1863-lincoln.txt"):
+        shutil.copyfile(small_corpus / name, docs / name)
+    monkeypatch.setenv("PROVRAG_TEST_KEY", "x")
+    cfg = load_config(None, {"llm": {"engine": "openai", "base_url": scripted_llm_server.url, "model": "scripted",
+                                     "api_key_env": "PROVRAG_TEST_KEY", "backoff_seconds": 0.01}})
+    run_index(docs, tmp_path / "idx", cfg)
+    before = scripted_llm_server.stats()
+    out = run_ask(THEMES, tmp_path / "idx", cfg, save=False)
+    after = scripted_llm_server.stats()
+    assert out.method == "global" and after != before  # the model was asked (map)
+    # the scripted model finds no word of "main themes" in the records: the offline themes answer
+    assert {s.path for s in out.sources} == {"R-FAQ.pdf", "sotu-1863-lincoln.txt"}
+    assert out.answer.startswith("The 2 documents indexed fall under these themes")
+    one = run_ask("What does the R FAQ cover?", tmp_path / "idx", cfg, save=False)
+    assert one.method == "global" and one.citations and {s.path for s in one.sources} == {"R-FAQ.pdf"}
