@@ -1,10 +1,14 @@
-"""Stage 7 — reports: one GraphRAG community report per community, through the engine.
+"""Stage 8 — reports: one GraphRAG community report per community, through the engine.
 
 The engine gets a context (engines/base.py): the community's entities (by degree), its
 relationships (by combined degree, then weight) and its text units (those mentioning most of
 its entities first), cut to `[reports].max_input_tokens` cl100k tokens as GraphRAG caps report
 input (~8k). Entities and relationships may use at most 30 % of the budget each, text units
-the rest. Whatever the engine answers is checked and rendered into GraphRAG's columns:
+the rest. The context also says what the index measured of the community: its key phrases
+(c-TF-IDF of its units against the other communities of its level, text/phrases.py), its
+coverage (its text units and the index's), and for each unit the document part it is in
+("R FAQ › R and Emacs", from index/sections.py) — what a report names its title, sub-themes and
+rating by. Whatever the engine answers is checked and rendered into GraphRAG's columns:
 `full_content` is the markdown GraphRAG renders ("# title", summary, one "## finding" section
 each), `full_content_json` the report JSON, `rank` the rating.
 
@@ -19,6 +23,8 @@ from provrag.config import Config
 from provrag.index.progress import stage
 from provrag.index.tables import frame
 from provrag.store import schema
+
+_PHRASE_UNITS = 60  # units of one community counted for its key phrases (evenly spread: bounds huge communities)
 
 
 def _context(c: dict, ents: dict, rels: dict, units: dict, budget: int, sizes: dict, about: dict) -> dict:
@@ -64,13 +70,17 @@ def _about(communities, text_units, units: dict, sections, titles: dict[str, str
     ("R FAQ › R and Emacs", from the sections table) and the index's number of text units."""
     from provrag.text.phrases import class_phrases, unit_counts
 
-    order = {u: i for i, u in enumerate(units)}
+    from provrag.index.sections import spread
+
+    classes = {int(c): spread([u for u in us or [] if u in units], _PHRASE_UNITS)
+               for c, us in communities.select("community", "text_unit_ids").rows()}
+    order = {u: i for i, u in enumerate(dict.fromkeys(u for us in classes.values() for u in us))}
     counts, terms = unit_counts([units[u]["text"] or "" for u in order])
     phrases: dict[int, list[str]] = {}
     for level in sorted(set(communities["level"].to_list())):
-        rows = communities.filter(communities["level"] == level).select("community", "text_unit_ids").rows()
-        found = class_phrases(counts, terms, [[order[u] for u in us or [] if u in order] for _, us in rows], top=6)
-        phrases.update({int(c): ph for (c, _), ph in zip(rows, found)})
+        at = [int(c) for c in communities.filter(communities["level"] == level)["community"].to_list()]
+        found = class_phrases(counts, terms, [[order[u] for u in classes[c]] for c in at], top=6)
+        phrases.update(zip(at, found))
     labels: dict[str, str] = {}
     if sections is not None and sections.height:
         from provrag.index.sections import plain_heading

@@ -39,6 +39,7 @@ _MIN_SECTION_CHARS = 200  # a "section" shorter than this is a heading line or n
 _MIN_OVERLAP = 100       # characters of a unit inside a section for the unit to be one of its units
 _STATEMENT_UNITS = 24    # units of one section read for its central statement (evenly spread)
 _PHRASES = 5             # key phrases kept per section
+_PHRASE_UNITS = 60       # units of one section counted for its key phrases (evenly spread: bounds a huge file)
 _STATEMENT_WORDS = 25    # a statement longer than this is passed over for a shorter central one
 # a document's apparatus, not one of its subjects: kept as a section, marked so that a list of
 # what the document covers leaves it out ("Index" is no theme a reader would name)
@@ -101,9 +102,8 @@ def _segments(units: list[dict], vectors) -> list[tuple[int, int]]:
         return [(0, n)]
     v = np.asarray(vectors, dtype=np.float32)
     gap = np.einsum("ij,ij->i", v[:-1], v[1:])  # cosine across each boundary (vectors are L2-normalised)
-    depth = np.zeros(len(gap))
-    for i in range(len(gap)):  # how far the similarity dips below its peaks on both sides
-        depth[i] = gap[:i + 1].max() - gap[i] + gap[i:].max() - gap[i]
+    # how far the similarity dips below its highest point on either side (running maxima: O(n))
+    depth = np.maximum.accumulate(gap) + np.maximum.accumulate(gap[::-1])[::-1] - 2 * gap
     cuts: list[int] = []
     for i in np.argsort(-depth, kind="stable"):
         b = int(i) + 1  # a cut before unit b
@@ -115,13 +115,19 @@ def _segments(units: list[dict], vectors) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:]))
 
 
+def spread(items: list, most: int) -> list:
+    """At most `most` of the items, evenly spread over them (a long section read in samples)."""
+    if len(items) <= most:
+        return items
+    step = len(items) / most
+    return [items[int(i * step)] for i in range(most)]
+
+
 def _statement(units: list[dict], phrases: list[str]) -> tuple[str | None, int | None]:
     """The section's most central statement that is short enough to list, and its unit's number."""
     from provrag.engines.offline.report import central_statements
 
-    if len(units) > _STATEMENT_UNITS:
-        step = len(units) / _STATEMENT_UNITS
-        units = [units[int(i * step)] for i in range(_STATEMENT_UNITS)]
+    units = spread(units, _STATEMENT_UNITS)
     ctx = {"text_units": [{"text": u["text"], "human_readable_id": u["hrid"]} for u in units]}
     found = central_statements(ctx, 3, phrases)
     for sent, unit, _ in found:
@@ -190,11 +196,12 @@ def sections_stage(documents, text_units, vectors, cfg: Config, progress=None):
             task.advance()
         from provrag.text.phrases import class_phrases, unit_counts
 
-        order = {u: i for i, u in enumerate(dict.fromkeys(u["id"] for r in rows for u in r["units"]))}
-        texts = {u["id"]: u["text"] for r in rows for u in r["units"] if u["id"] in order}
-        counts, terms = unit_counts([texts[u] for u in order])
         named = [i for i, r in enumerate(rows) if r["level"] == 0]  # level 1 is named by its heading alone
-        found = class_phrases(counts, terms, [[order[u["id"]] for u in rows[i]["units"]] for i in named], top=_PHRASES)
+        read = {i: spread(rows[i]["units"], _PHRASE_UNITS) for i in named}
+        order = {u: n for n, u in enumerate(dict.fromkeys(u["id"] for i in named for u in read[i]))}
+        texts = {u["id"]: u["text"] for i in named for u in read[i]}
+        counts, terms = unit_counts([texts[u] for u in order])
+        found = class_phrases(counts, terms, [[order[u["id"]] for u in read[i]] for i in named], top=_PHRASES)
         phrases = [[] for _ in rows]
         for i, ph in zip(named, found):
             phrases[i] = ph
