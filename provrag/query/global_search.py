@@ -216,7 +216,7 @@ def theme_search(reader, question: str, cfg: Config, engine, trace) -> SearchRes
             tail = left_out([x for x in (named or documents)], {r[0] for r in rows})
         if not ours and one is None:  # a model's prose: the files that could not be read are still said
             tail = left_out([x for x in (named or documents) if x["status"] != "ok"], set())
-        answer = "\n".join(x for x in (head, body, tail) if x)
+        answer = "\n\n".join(x for x in (head, body, tail) if x)
         d["points"] = [{"description": p.get("description"), "score": p.get("score")} for p in points[:40]]
         d["answer"] = answer
         details = relevance(question, points, True, terms, term_info)

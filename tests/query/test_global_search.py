@@ -57,7 +57,7 @@ def test_main_themes_group_every_manual_under_a_cited_report(themes, manuals_ind
 
 def test_one_line_per_theme(themes):
     _, found = themes
-    lines = [x for x in found.answer.splitlines() if x.startswith("**")]
+    lines = [x for x in found.answer.splitlines() if x.startswith("- **")]
     firsts = [m.group(1) for x in lines if (m := re.search(r"\[Data: Reports \((\d+)", x))]
     assert len(lines) >= 3 and len(firsts) == len(set(firsts))  # no report gives two themes
     assert found.engine_details["broad"] and found.engine_details["relevance"] == 1.0

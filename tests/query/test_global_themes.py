@@ -60,7 +60,7 @@ def test_main_themes_of_the_folder_name_every_document_in_cited_themes(small_ind
     # every document the folder holds is cited (a page or passage of its own), none left out
     assert {s.path for s in out.sources} >= _ok_paths(small_index) and len(_ok_paths(small_index)) == 6
     # in themes: each line names its theme in bold and cites the report behind it
-    lines = [x for x in out.answer.splitlines() if x.startswith("**")]
+    lines = [x[2:] for x in out.answer.splitlines() if x.startswith("- **")]
     assert len(lines) >= 3
     assert all(re.match(r"\*\*[^*]+\*\* \[Data: Reports \(\d+\)\]: ", x) for x in lines[:-1]), lines
     assert out.unresolved == []
@@ -84,7 +84,7 @@ def test_a_question_about_one_document_stays_in_it_and_names_its_chapters(small_
 def test_a_text_without_headings_is_told_by_the_parts_its_topic_shifts_into(small_index):
     out = _ask(small_index, "What are the main themes of Lincoln's message?")
     assert out.method == "global" and {s.path for s in out.sources} == {"sotu-1863-lincoln.txt"}
-    lines = [x for x in out.answer.splitlines() if x.startswith("**")]
+    lines = [x[2:] for x in out.answer.splitlines() if x.startswith("- **")]
     assert len(lines) >= 2 and any("emancipation" in x.split("**")[1] for x in lines)  # named by key phrases
 
 

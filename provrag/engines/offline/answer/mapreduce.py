@@ -147,11 +147,12 @@ def _theme_answer(points: list[dict], budget: int) -> str:
             continue
         also.append(brief)
         used += words(brief) + 1
+    out = "\n".join(f"- {x}" for x in lines)  # a markdown list: one theme a line wherever it is rendered
     if also:
-        lines.append("Also: " + "; ".join(also) + (f"; and {more} more." if more else "."))
+        out += "\n\nAlso: " + "; ".join(also) + (f"; and {more} more." if more else ".")
     elif more:
-        lines.append(f"And {more} more.")
-    return "\n".join(lines)
+        out += f"\n\nAnd {more} more."
+    return out
 
 
 def map_points(question: str, reports: list[dict], cfg: Config, idf: dict[str, float] | None = None,
