@@ -34,7 +34,7 @@ from provrag.index.tables import OUTLINE, frame
 from provrag.store import schema
 
 _MAX_SEGMENTS = 8        # parts of a heading-less document at most
-_UNITS_PER_SEGMENT = 8   # a cut per this many units at most (a 20-unit text: two parts)
+_UNITS_PER_SEGMENT = 5   # a cut per this many units at most (~1,500 tokens, 3 pages: a 20-unit text has four parts)
 _MIN_SECTION_CHARS = 200  # a "section" shorter than this is a heading line or navigation chrome: no part
 _MIN_OVERLAP = 100       # characters of a unit inside a section for the unit to be one of its units
 _STATEMENT_UNITS = 24    # units of one section read for its central statement (evenly spread)

@@ -172,7 +172,7 @@ def theme_search(reader, question: str, cfg: Config, engine, trace) -> SearchRes
             return SearchResult(answer, "global", abstained=True, abstained_by="coverage", confidence=0.0,
                                 engine_details={"named": [one["path"]], "broad": True})
         themes = document_themes(con, one, level) if one is not None else \
-            collection_themes(con, named or documents, level)
+            collection_themes(con, named or documents)
         scope = [one["path"]] if one is not None else [x["path"] for x in (named or documents) if x["status"] == "ok"]
         d["what"] = (f"the parts of {one['path']}, largest first" if one is not None else
                      f"the themes of {'the documents named' if named else 'the collection'}: documents grouped by "

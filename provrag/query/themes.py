@@ -14,8 +14,10 @@ Global search answers "what is this about?" in themes. Which themes depends on w
   (`Reports (r)`: the most specific community of level ≤ [search] global_level holding it).
 - **the collection**: documents grouped by the top-level community report holding most of
   their text units (Leiden's broadest themes, titled by their key phrases), largest theme
-  first; each document named with its largest parts and one cited unit, so every document
-  is cited, or named among those left out, and files that could not be read are said to be.
+  first; each document named with its largest parts and cited by one unit that report's
+  community holds (`[Data: Reports (r); Sources (u)]`: the statement of its earliest part the
+  community holds), so every document is cited, or named among those left out, and files
+  that could not be read are said to be.
 
 Each theme is a report-shaped dict (engines/base.py map input: community, title, summary,
 full_content, findings, rank, score) plus `line`, the offline engine's cited statement for it,
@@ -192,8 +194,8 @@ def document_themes(con, document: dict, level: int) -> list[dict]:
 
 
 def _document_parts(con, ids: list[str]) -> dict[str, list[tuple]]:
-    """{document id: its level-0 sections (title, origin, statement unit, n_tokens), largest first}."""
-    rows = con.execute("""SELECT document_id, title, origin, statement_unit, n_tokens FROM sections
+    """{document id: its level-0 sections (title, origin, statement unit, n_tokens, char_start), largest first}."""
+    rows = con.execute("""SELECT document_id, title, origin, statement_unit, n_tokens, char_start FROM sections
                           WHERE level = 0 AND n_tokens > 0 AND origin <> 'apparatus'
                             AND document_id IN (SELECT unnest(?::VARCHAR[]))
                           ORDER BY document_id, n_tokens DESC, human_readable_id""", [ids]).fetchall()
@@ -217,7 +219,33 @@ def _dominant_reports(con, ids: list[str]) -> dict[str, tuple[int, int]]:
     return {r[0]: (int(r[1]), int(r[2])) for r in rows}
 
 
-def collection_themes(con, documents: list[dict], level: int) -> list[dict]:
+def _units_in_communities(con, ids: list[str], communities: set) -> dict[tuple[str, int], list[tuple[int, int]]]:
+    """{(document id, community): [(unit number, char_start)] of its units the community holds}."""
+    rows = con.execute("""
+        SELECT t.document_id, c.community, t.human_readable_id, t.char_start
+        FROM communities c, unnest(c.text_unit_ids) AS u(uid) JOIN text_units t ON t.id = u.uid
+        WHERE c.community IN (SELECT unnest(?::BIGINT[])) AND t.document_id IN (SELECT unnest(?::VARCHAR[]))""",
+                       [[int(c) for c in communities if c is not None], ids]).fetchall()
+    out: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for doc, community, unit, start in rows:
+        out.setdefault((doc, int(community)), []).append((int(unit), int(start or 0)))
+    return out
+
+
+def _representative(parts: list[tuple], held: list[tuple[int, int]]) -> int | None:
+    """The unit a document is cited by under its theme: one its theme's community holds — the
+    central statement of its earliest part that the community holds (what the document opens
+    with says what it is about), else the community's earliest unit of it."""
+    if not held:
+        return None
+    units = {u for u, _ in held}
+    for part in sorted(parts, key=lambda p: p[4]):
+        if part[2] is not None and int(part[2]) in units:
+            return int(part[2])
+    return min(held, key=lambda h: h[1])[0]
+
+
+def collection_themes(con, documents: list[dict]) -> list[dict]:
     """The collection's themes: its documents grouped by their top-level community (see above)."""
     ok = [d for d in documents if d["status"] == "ok"]
     if not ok:
@@ -228,8 +256,7 @@ def collection_themes(con, documents: list[dict], level: int) -> list[dict]:
     sizes = dict(con.execute("""SELECT document_id, sum(n_tokens) FROM text_units
                                 WHERE document_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1""", [ids]).fetchall())
     titles = dict(con.execute("SELECT community, title FROM community_reports").fetchall())
-    units = [int(p[0][2]) for p in parts.values() if p and p[0][2] is not None]
-    unit_reports = _reports_of_units(con, units, level)
+    held = _units_in_communities(con, ids, {c for c, _ in dominant.values()})
     groups: dict[int | None, list[dict]] = {}
     for d in ok:
         groups.setdefault(dominant.get(d["id"], (None, 0))[0], []).append(d)
@@ -248,14 +275,15 @@ def collection_themes(con, documents: list[dict], level: int) -> list[dict]:
         for d in docs:
             mine = parts.get(d["id"]) or []
             names, used = [], 0
-            for title, origin, _, _ in mine:
+            for title, origin, _, _, _ in mine:
                 name = _plain(title) if origin != "segments" else title
                 if used + len(name.split()) > per_doc_words:
                     break
                 names.append(name)
                 used += len(name.split())
-            unit = next((int(p[2]) for p in mine if p[2] is not None), None)
-            report = unit_reports.get(unit) if unit is not None and unit_reports.get(unit) == community else None
+            unit, report = _representative(mine, held.get((d["id"], community), [])), community
+            if unit is None:  # no unit of it in the theme's community (a document of "other documents")
+                unit, report = next((int(p[2]) for p in sorted(mine, key=lambda p: p[4]) if p[2] is not None), None), None
             file = PurePosixPath(d["path"]).name
             head = file if brief or _stem_of(d["path"]) == d["title"] else f"{d['title']} ({file})"
             if names:  # "R-FAQ.pdf (R Basics; R and Emacs)", "R FAQ (R-FAQ.pdf: R Basics; R and Emacs)"
@@ -266,7 +294,7 @@ def collection_themes(con, documents: list[dict], level: int) -> list[dict]:
         share = sum(int(sizes.get(d["id"]) or 0) for d in docs) / total
         name = titles.get(community) if community is not None else None
         label = name or ("other documents" if len(groups) > 1 else "the documents")
-        line = f"**{label}**{f' {cite([community], [])}' if community is not None else ''}: " + "; ".join(clauses) + "."
+        line = f"**{label}**: " + "; ".join(clauses) + "."
         themes.append({
             "community": community, "title": label, "summary": "; ".join(clauses),
             "findings": [{"summary": c.split(" (")[0], "explanation": c} for c in clauses],
@@ -294,8 +322,11 @@ def left_out(documents: list[dict], cited_paths: set[str], most: int = 5) -> str
         parts.append(f"Could not be read: {names(failed, True)}.")
     if missing:
         parts.append(f"Not covered above: {names(missing, False)}.")
-    if skipped:
-        parts.append(f"Not indexed ({len(skipped)} file{'s' if len(skipped) > 1 else ''}): {names(skipped, True)}.")
+    by_reason: dict[str, list[dict]] = {}
+    for d in skipped:  # "unsupported format .copyright" once for the four files it stands for
+        by_reason.setdefault(_short(d.get("error") or "skipped"), []).append(d)
+    for reason, ds in by_reason.items():
+        parts.append(f"Not indexed ({reason}): {names(ds, False)}.")
     return " ".join(parts)
 
 

@@ -59,10 +59,16 @@ def test_main_themes_of_the_folder_name_every_document_in_cited_themes(small_ind
     assert len(out.answer.split()) <= 350
     # every document the folder holds is cited (a page or passage of its own), none left out
     assert {s.path for s in out.sources} >= _ok_paths(small_index) and len(_ok_paths(small_index)) == 6
-    # in themes: each line names its theme in bold and cites the report behind it
+    # in themes: each line names its theme in bold, and cites each document by the report of
+    # that theme and one of the report's units (which resolves to that unit's page alone)
     lines = [x[2:] for x in out.answer.splitlines() if x.startswith("- **")]
     assert len(lines) >= 3
-    assert all(re.match(r"\*\*[^*]+\*\* \[Data: Reports \(\d+\)\]: ", x) for x in lines[:-1]), lines
+    themed = [x for x in lines if not x.startswith("**other documents**")]
+    for x in themed:
+        assert re.match(r"\*\*[^*]+\*\*: ", x), x
+        reports = set(re.findall(r"\[Data: Reports \((\d+)\); Sources \(\d+\)\]", x))
+        assert len(reports) == 1 and x.count("[Data:") == len(re.findall(r"Reports \(", x)), x
+    assert len(out.sources) == sum(1 for c in out.citations if c.kind == "Sources")  # a page per document cited
     assert out.unresolved == []
 
 
