@@ -112,6 +112,14 @@ def communities(run: IndexRun) -> None:
     run.communities = community_numbers(run.ids, communities_stage(run.entities, run.relationships, run.cfg))
 
 
+def sections(run: IndexRun) -> None:
+    """Each document's parts: its outline or headings, else where its topic shifts; key phrases
+    and a central statement each (what global search lists as a document's themes)."""
+    from provrag.index.sections import sections_stage
+
+    run.sections = sections_stage(run.documents, run.text_units, run.vectors, run.cfg, run.progress)
+
+
 def reports(run: IndexRun) -> None:
     """One community report per community, written by the engine (or reused: same input,
     same report)."""
@@ -120,7 +128,8 @@ def reports(run: IndexRun) -> None:
 
     run.community_reports = reports_stage(run.communities, run.entities, run.relationships, run.text_units,
                                           run.engine, run.cfg, run.progress, cache=run.cache("reports"),
-                                          executor=run.executor)
+                                          executor=run.executor, sections=run.sections,
+                                          document_titles=dict(run.documents.select("id", "title").rows()))
     register_reports(run.ids, run.community_reports, run.communities)
 
 
@@ -133,7 +142,7 @@ def write(run: IndexRun) -> None:
     write_index(run)
 
 
-STAGES = [load, chunk, embed, skeleton, extract, communities, reports, write]
+STAGES = [load, chunk, embed, skeleton, extract, communities, sections, reports, write]
 
 
 # ---- the run ---------------------------------------------------------------------------

@@ -139,6 +139,7 @@ class SearchSettings:
     global_max_reports: int = positive()
     map_batch_tokens: int = positive()
     global_themes: int = positive()
+    global_words: int = positive()
     rerank: str = choice("minilm", "none")
     rerank_sentences: int = positive()
     rerank_weight: float = rule(0)

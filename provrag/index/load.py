@@ -21,6 +21,7 @@ import datetime as dt
 import hashlib
 import mimetypes
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING
 from provrag.config import Config, LoadSettings
 from provrag.index.parse import LOADER_VERSION, one_line, parse_file, result_options
 from provrag.index.progress import stage
-from provrag.index.tables import OCR_PAGES, PAGES, frame
+from provrag.index.tables import OCR_PAGES, OUTLINE, PAGES, frame, outline_type
 from provrag.index.walk import walk
 from provrag.store import schema
 from provrag.store.cache import Cache, key_of
@@ -70,6 +71,7 @@ class LoadedDocument:
     creation_date: str | None                   # file mtime, ISO-8601 UTC
     metadata: dict[str, str] = field(default_factory=dict)
     ocr_pages: list[int] = field(default_factory=list)   # physical pages whose text is OCR output
+    outline: list[tuple[int, str, int]] = field(default_factory=list)  # (level, heading, char offset) in order
 
 
 # ---- what a file is -----------------------------------------------------------------------
@@ -96,6 +98,20 @@ def _parse_task(task: tuple) -> dict:
 
 # ---- assembling, caching, running ---------------------------------------------------------
 
+def heading_offset(text: str, heading: str, start: int, end: int) -> int:
+    """Where a bookmark's heading is printed on its page (text[start:end]) as a line of its own —
+    not inside a running head ("Chapter 12: Distributions 21") — else the page's first character:
+    several sections that begin on one page then stay apart."""
+    words = re.findall(r"[^\W_]+", heading)
+    if words:
+        line = re.compile(r"(?m)^[ \t]*(?:(?:[0-9]+|[A-Z])(?:\.[0-9]+)*\.?[ \t]+)?"  # "4 Disclaimer", "A.1 Notes"
+                          + r"\W{1,5}".join(re.escape(w) for w in words) + r"[ \t]*$", re.I)
+        m = line.search(text, start, end)
+        if m:
+            return m.start()
+    return start
+
+
 def _assemble(rel: str, sha: str | None, mtime: str | None, fmt: str | None, parsed: dict) -> LoadedDocument:
     pages = None
     if parsed.get("page_texts") is not None:
@@ -103,13 +119,20 @@ def _assemble(rel: str, sha: str | None, mtime: str | None, fmt: str | None, par
         for i, t in enumerate(parsed["page_texts"]):
             pages.append((i + 1, pos, pos + len(t)))
             pos += len(t) + 2  # the "\n\n" between pages
+    outline = []
+    text = parsed.get("text") or ""
+    for level, heading, page, at in parsed.get("outline") or []:
+        if page is not None and pages and 1 <= page <= len(pages):
+            at = heading_offset(text, str(heading), pages[page - 1][1], pages[page - 1][2])
+        if at is not None:
+            outline.append((int(level), printable(str(heading)), int(at)))
     mime = MIME_TYPES.get(fmt) if fmt else (mimetypes.guess_type(rel)[0] or "application/octet-stream")
     error = parsed.get("error")  # a parser's message may quote the file's raw name: made printable
     return LoadedDocument(
         path=rel, sha256=sha, mime_type=mime, title=printable(parsed.get("title") or _stem(rel)),
         text=parsed.get("text") or "", pages=pages, n_pages=len(pages) if pages is not None else None,
         page_labels=parsed.get("page_labels"), status=parsed["status"], error=printable(error) if error else None,
-        creation_date=mtime, ocr_pages=list(parsed.get("ocr_pages") or []),
+        creation_date=mtime, ocr_pages=list(parsed.get("ocr_pages") or []), outline=outline,
         metadata={printable(str(k)): printable(str(v)) for k, v in (parsed.get("metadata") or {}).items()})
 
 
@@ -209,7 +232,7 @@ def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=No
 def documents_frame(docs: list[LoadedDocument]) -> pl.DataFrame:
     """The run's documents table: one row per file in load order, the contract's columns (the
     ids content-derived from path and bytes), plus the page offsets the chunker needs (`PAGES`)
-    and the pages whose text is OCR output (`OCR_PAGES`).
+    and the pages whose text is OCR output (`OCR_PAGES`), and the headings the file names (`OUTLINE`).
     `text_unit_ids` stays null until the chunk stage knows the units."""
     import polars as pl
 
@@ -223,4 +246,7 @@ def documents_frame(docs: list[LoadedDocument]) -> pl.DataFrame:
     pages = [[list(p) for p in d.pages] if d.pages is not None else None for d in docs]
     return frame(schema.DOCUMENTS, rows).with_columns(pl.Series(PAGES, pages, dtype=pl.List(pl.List(pl.Int64))),
                                                       pl.Series(OCR_PAGES, [d.ocr_pages for d in docs],
-                                                                dtype=pl.List(pl.Int64)))
+                                                                dtype=pl.List(pl.Int64)),
+                                                      pl.Series(OUTLINE, [[{"level": lv, "title": t, "char_start": at}
+                                                                           for lv, t, at in d.outline] for d in docs],
+                                                                dtype=outline_type()))

@@ -22,7 +22,8 @@ from provrag.index.pdf import LoadError, parse_pdf
 
 # Bump when a parser change alters any output: it is part of every parse-cache key.
 # 2: PDF results carry "ocr_pages" (pages without a text layer are OCR'd).
-LOADER_VERSION = "2"
+# 3: results carry "outline": a PDF's bookmarks, the headings of DOCX/HTML/PPTX and Markdown.
+LOADER_VERSION = "3"
 
 
 def one_line(message: str, limit: int = 300) -> str:
@@ -123,10 +124,38 @@ def _html_has_body_text(data: bytes) -> bool:
     return bool(root.text_content().strip())
 
 
+def docling_headings(doc, text: str) -> list[list]:
+    """The headings of a docling document as [level, title, None, char offset into `text`]
+    (its export_to_text), found in order; a heading not found in the text is left out."""
+    out, pos = [], 0
+    for item, _depth in doc.iterate_items():
+        label = str(getattr(item, "label", ""))
+        if not (label.endswith("section_header") or label.endswith("title")):
+            continue
+        title = " ".join(str(getattr(item, "text", "") or "").split())
+        at = text.find(str(getattr(item, "text", "") or ""), pos) if title else -1
+        if at < 0:
+            continue
+        level = 0 if label.endswith("title") else max(0, int(getattr(item, "level", 1) or 1) - 1)
+        out.append([level, title[:300], None, at])
+        pos = at + 1
+    return out
+
+
+def markdown_headings(text: str) -> list[list]:
+    """ATX headings of Markdown ("# Title", "## Section") as [level, title, None, char offset]."""
+    import re
+
+    return [[len(m.group(1)) - 1, " ".join(m.group(2).split())[:300], None, m.start()]
+            for m in re.finditer(r"(?m)^(#{1,6})[ \t]+(\S.*?)[ \t#]*$", text)]
+
+
 def parse_file(path: str, fmt: str, opts: dict) -> dict:
-    """Parse one file; never raises. Returns the parse-derived fields of a LoadedDocument."""
+    """Parse one file; never raises. Returns the parse-derived fields of a LoadedDocument.
+    "outline": [level, title, page or None, char offset or None] per heading the file names
+    (a PDF's bookmarks by page, other formats' headings by offset into the text)."""
     out = {"status": "ok", "error": None, "text": "", "page_texts": None, "page_labels": None,
-           "title": None, "metadata": {}, "ocr_pages": []}
+           "title": None, "metadata": {}, "ocr_pages": [], "outline": []}
     try:
         p = Path(path)
         max_bytes = int(opts["max_file_mb"] * 1_000_000)
@@ -146,7 +175,7 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
                 raise LoadError("not a PDF (no %PDF header)")
             res = parse_pdf(data if compressed else p, opts["pdf_backend"], p.name, ocr_on=opts["ocr"])
             out.update(page_texts=res["pages"], page_labels=res["page_labels"], title=res["title"],
-                       ocr_pages=res["ocr_pages"])
+                       ocr_pages=res["ocr_pages"], outline=[[lv, t, pg, None] for lv, t, pg in res.get("outline") or []])
             out["metadata"].update(res["metadata"])
         else:
             data = data if compressed else p.read_bytes()
@@ -154,6 +183,8 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
                 text, meta = _read_text(data, opts["max_line_chars"])
                 out["text"] = text
                 out["metadata"].update(meta)
+                if fmt == "md":
+                    out["outline"] = markdown_headings(text)
             else:
                 if fmt == "html" and b"\x00" in data[:65536]:
                     raise LoadError("binary content (NUL bytes), not HTML")
@@ -165,6 +196,7 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
                                          for k in range(1, max(doc.pages, default=0) + 1)]
                 else:
                     out["text"] = doc.export_to_text().strip()
+                    out["outline"] = docling_headings(doc, out["text"])
         if out["page_texts"] is not None:
             out["text"] = "\n\n".join(out["page_texts"])
         if not out["text"].strip():
@@ -180,7 +212,7 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
 
 def _no_text() -> dict:
     """What a file that is not indexed keeps of its parse: nothing but its metadata."""
-    return {"text": "", "page_texts": None, "page_labels": None, "ocr_pages": []}
+    return {"text": "", "page_texts": None, "page_labels": None, "ocr_pages": [], "outline": []}
 
 
 def result_options(fmt: str, opts: dict) -> dict:

@@ -16,7 +16,7 @@ who have the models and torch; without them the file is recorded as failed, neve
 
 Every function here returns a plain dict (picklable across worker processes):
 {"pages": [page text, ...], "page_labels": [...] | None, "title": str | None,
- "metadata": {str: str}} (parse_pdf adds "ocr_pages": the 1-based pages whose text is OCR
+ "metadata": {str: str}, "outline": [[level, title, page], ...]} (parse_pdf adds "ocr_pages": the 1-based pages whose text is OCR
 output); problems raise `LoadError` with a one-line message.
 """
 from __future__ import annotations
@@ -74,6 +74,31 @@ def _open_pdfium(source):
         raise LoadError(f"cannot open PDF: {msg}") from None
 
 
+_OUTLINE_LEVELS = 2      # chapters and their sections: the themes a reader names, not every sub-sub-heading
+_OUTLINE_ENTRIES = 2000  # a generated outline this long is an index, not a table of contents
+
+
+def pdf_outline(pdf) -> list[list]:
+    """The PDF's bookmarks (its outline) as [level, title, page] — level 0 for a chapter, 1
+    for its sections, page 1-based and physical — in outline order; entries that point to no
+    page are left out. The outline is how a document's authors named its parts: the themes of
+    a "what does it cover" answer (provrag/index/sections.py). A broken outline costs only itself."""
+    out = []
+    try:
+        for b in pdf.get_toc():  # (max_depth would print a line for every deeper subtree)
+            dest = b.get_dest()
+            page = dest.get_index() if dest is not None else None
+            title = " ".join((b.get_title() or "").split())
+            if page is None or not title or b.level >= _OUTLINE_LEVELS:
+                continue
+            out.append([int(b.level), title[:300], int(page) + 1])
+            if len(out) >= _OUTLINE_ENTRIES:
+                break
+    except Exception:  # pdfium raises on cyclic or damaged outline trees
+        return out
+    return out
+
+
 def _labels_and_meta(pdf) -> tuple[list[str] | None, str | None, dict[str, str]]:
     labels = [pdf.get_page_label(i) or "" for i in range(len(pdf))]
     meta = {}
@@ -102,9 +127,10 @@ def pdf_pypdfium2(source: Path | bytes) -> dict:
             finally:
                 page.close()
         labels, title, meta = _labels_and_meta(pdf)
+        outline = pdf_outline(pdf)
     finally:
         pdf.close()
-    return {"pages": pages, "page_labels": labels, "title": title, "metadata": meta}
+    return {"pages": pages, "page_labels": labels, "title": title, "metadata": meta, "outline": outline}
 
 
 def pdf_docling_parse(source: Path | bytes) -> dict:
@@ -121,6 +147,7 @@ def pdf_docling_parse(source: Path | bytes) -> dict:
     pdf = _open_pdfium(source)
     try:
         labels, title, meta = _labels_and_meta(pdf)
+        outline = pdf_outline(pdf)
     finally:
         pdf.close()
     parser = DoclingPdfParser(loglevel="fatal")
@@ -137,7 +164,7 @@ def pdf_docling_parse(source: Path | bytes) -> dict:
             doc.unload_pages((n, n + 1))
     finally:
         doc.unload()
-    return {"pages": pages, "page_labels": labels, "title": title, "metadata": meta}
+    return {"pages": pages, "page_labels": labels, "title": title, "metadata": meta, "outline": outline}
 
 
 def pdf_docling_layout(source: Path | bytes, name: str) -> dict:
@@ -147,6 +174,7 @@ def pdf_docling_layout(source: Path | bytes, name: str) -> dict:
     pdf = _open_pdfium(source)
     try:
         labels, title, meta = _labels_and_meta(pdf)
+        outline = pdf_outline(pdf)
         n_pages = len(pdf)
     finally:
         pdf.close()
@@ -170,7 +198,7 @@ def pdf_docling_layout(source: Path | bytes, name: str) -> dict:
                                      backend=DoclingParseDocumentBackend, filename=name), raises_on_error=True)
     doc = res.document
     pages = [clean_page_text(doc.export_to_text(page_no=k)) for k in range(1, n_pages + 1)]
-    return {"pages": pages, "page_labels": labels, "title": title, "metadata": meta}
+    return {"pages": pages, "page_labels": labels, "title": title, "metadata": meta, "outline": outline}
 
 
 BACKENDS = {"pypdfium2", "docling-parse", "docling-layout"}

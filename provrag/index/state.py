@@ -11,6 +11,7 @@ fill columns, they never change a table's representation:
     skeleton     keywords.parquet     (written at once: no later stage reads it); text_units.is_skeleton / skeleton_score
     extract      entities, relationships; text_units.entity_ids / relationship_ids
     communities  communities
+    sections     sections             (each document's parts: outline/headings or topic segments)
     reports      community_reports
     write        the parquet files, the embedder, the BM25 term table and the id registry
 
@@ -53,6 +54,7 @@ class IndexRun:
     entities: pl.DataFrame | None = None
     relationships: pl.DataFrame | None = None
     communities: pl.DataFrame | None = None
+    sections: pl.DataFrame | None = None
     community_reports: pl.DataFrame | None = None
     previous: PreviousIndex | None = None   # the provrag index in `out` this run updates
     full: bool = False                      # --full: reuse no cached result of the previous index

@@ -9,7 +9,9 @@ means no stage has to guess whether it holds dicts, a frame or Arrow.
 Two columns are the run's own, on the documents frame: `PAGES`, the physical page offsets
 (page_no, char_start, char_end) the chunker needs to put units on pages, and `OCR_PAGES`,
 the pages whose text is OCR output, which the chunker copies onto the units of those pages.
-The contract keeps pages on text units, so the write leaves both out of documents.
+The contract keeps pages on text units, so the write leaves both out of documents. A third,
+`OUTLINE`, holds the headings a file names (a PDF's bookmarks, DOCX/HTML/Markdown headings) as
+(level, title, char_start): the sections stage turns them into sections.parquet.
 """
 from __future__ import annotations
 
@@ -23,6 +25,14 @@ if TYPE_CHECKING:  # polars and pyarrow are imported where they are used, not at
 
 PAGES = "pages"  # documents frame only: [[page_no, char_start, char_end], …] or null; not written
 OCR_PAGES = schema.OCR_PAGES  # on the documents frame too: the pages whose text is OCR output; not written there
+OUTLINE = "outline"  # documents frame only: [{level, title, char_start}, …] in order; not written
+
+
+def outline_type():
+    """The OUTLINE column's polars type."""
+    import polars as pl
+
+    return pl.List(pl.Struct({"level": pl.Int64, "title": pl.String, "char_start": pl.Int64}))
 
 
 def frame(table: str, rows: list[dict]) -> pl.DataFrame:

@@ -35,6 +35,8 @@ def write_index(run: IndexRun) -> None:
     tables = {schema.DOCUMENTS: run.documents, schema.TEXT_UNITS: run.text_units, schema.ENTITIES: run.entities,
               schema.RELATIONSHIPS: run.relationships, schema.COMMUNITIES: run.communities,
               schema.COMMUNITY_REPORTS: run.community_reports}  # keywords: written by the skeleton stage
+    if run.sections is not None:
+        tables[schema.SECTIONS] = run.sections
     for name, df in tables.items():
         write_frame(run.tmp, name, df)
     vec_type = pa.list_(pa.float32())

@@ -26,6 +26,7 @@ import re
 from provrag.config import Config
 from provrag.engines.base import QueryTerms
 from provrag.query.context import ABSTENTION, CLOSEST, SearchResult
+from provrag.query.themes import specific_subject
 from provrag.query.why import report_why
 from provrag.text.questions import is_broad
 from provrag.text.words import STOP_WORDS, WORD, term_stem
@@ -134,12 +135,108 @@ def relevance(question: str, points: list[dict], broad: bool, terms: QueryTerms,
             "passages": passages, "query_terms": list(terms.terms), "idf": terms.idf, **info}
 
 
+def _batches(reports: list[dict], batch_tokens: int) -> list[list[dict]]:
+    """Reports packed into map batches of about `batch_tokens` tokens each."""
+    batches, cur, size = [], [], 0
+    for r in reports:
+        t = len(r.get("full_content") or "") // _CHARS_PER_TOKEN + 1
+        if cur and size + t > batch_tokens:
+            batches.append(cur)
+            cur, size = [], 0
+        cur.append(r)
+        size += t
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def theme_search(reader, question: str, cfg: Config, engine, trace) -> SearchResult | None:
+    """A question about what documents cover, answered in themes (query/themes.py): one
+    document's parts when it names one, else the collection's themes with every document
+    cited or named as left out. None when the index has no sections (a GraphRAG folder, an
+    index made before them): the reports answer alone, as before."""
+    from provrag.engines.offline.answer.mapreduce import cited_ids
+    from provrag.query.themes import all_documents, collection_themes, document_themes, left_out, named_documents
+
+    con = reader.con
+    if not con.execute("SELECT count(*) FROM sections").fetchall()[0][0]:
+        return None
+    level = int(cfg.search.global_level)
+    with trace.stage("exploration") as d:
+        documents = all_documents(con)
+        named = named_documents(question, documents)
+        one = named[0] if len(named) == 1 else None
+        if one is not None and one["status"] != "ok":
+            answer = f"{one['path']} could not be read ({one.get('error') or one['status']}): nothing in the index covers it."
+            d.update({"what": "the document the question names", "named": [one["path"]], "count": 0})
+            return SearchResult(answer, "global", abstained=True, abstained_by="coverage", confidence=0.0,
+                                engine_details={"named": [one["path"]], "broad": True})
+        themes = document_themes(con, one, level) if one is not None else \
+            collection_themes(con, named or documents)
+        scope = [one["path"]] if one is not None else [x["path"] for x in (named or documents) if x["status"] == "ok"]
+        d["what"] = (f"the parts of {one['path']}, largest first" if one is not None else
+                     f"the themes of {'the documents named' if named else 'the collection'}: documents grouped by "
+                     "their top-level community report, largest first")
+        d["named"] = [x["path"] for x in named]
+        d["candidates"] = [{"kind": "section" if one is not None else "report", "id": t.get("section", t["community"]),
+                            "title": t["title"], "score": t["score"], "documents": t["documents"]} for t in themes]
+        d["count"] = len(themes)
+    if not themes:
+        return None
+    with trace.stage("focus") as d:
+        batches = _batches(themes, int(cfg.search.map_batch_tokens))
+        d["selected"] = [{"kind": "theme", "key": f"theme/{n}", "id": t["community"], "label": t["title"],
+                          "score": t["score"]} for n, t in enumerate(themes)]
+        d["batches"] = [[t["title"] for t in b] for b in batches]
+    with trace.stage("synthesis") as d:
+        terms, term_info = question_terms(reader, question)
+        points = [p for b in batches for p in engine.map_points(question, b, terms)]  # in theme order
+        body = engine.reduce_answer(question, points, terms)
+        if "[data:" not in body.lower() and getattr(engine, "offline", None) is not None:
+            # a model that found no theme in them: the offline engine's themes are the floor
+            points = [p for b in batches for p in engine.offline.map_points(question, b, terms)]
+            body = engine.offline.reduce_answer(question, points, terms)
+            d["fallback"] = "the model's answer cited no theme: the offline engine listed them"
+        n_docs = len(scope)
+        ours = bool(points) and all(p.get("theme") for p in points)  # lines composed here, not a model's prose
+        if not ours:
+            head, tail = "", ""
+        elif one is not None:
+            by_file = one["path"].rsplit("/", 1)[-1].startswith(one["title"])  # its title is its file name
+            about = ", ".join(x for x in ([] if by_file else [one["path"]])
+                              + ([f"{one['n_pages']} pages"] if one.get("n_pages") else []))
+            head = f"{one['path'] if by_file else one['title']}{f' ({about})' if about else ''} covers, largest part first:"
+            tail = ""
+        else:
+            head = (f"The {n_docs} document{'s' if n_docs != 1 else ''} "
+                    f"{'named' if named else 'indexed'} fall under these themes, largest first:")
+            units = cited_ids(body)["Sources"]
+            rows = con.execute("""SELECT DISTINCT d.path FROM text_units t JOIN documents d ON d.id = t.document_id
+                                  WHERE t.human_readable_id IN (SELECT unnest(?::BIGINT[]))""", [units]).fetchall()
+            tail = left_out([x for x in (named or documents)], {r[0] for r in rows})
+        if not ours and one is None:  # a model's prose: the files that could not be read are still said
+            tail = left_out([x for x in (named or documents) if x["status"] != "ok"], set())
+        answer = "\n\n".join(x for x in (head, body, tail) if x)
+        d["points"] = [{"description": p.get("description"), "score": p.get("score")} for p in points[:40]]
+        d["answer"] = answer
+        details = relevance(question, points, True, terms, term_info)
+        details["scope"] = scope
+        d["relevance"] = details["relevance"]
+    confidence = answerability(question, details, cfg, trace)
+    return SearchResult(answer, "global", context=themes, engine_details={"points": points, **details},
+                        confidence=confidence)
+
+
 def global_search(reader, question: str, cfg: Config, engine, trace) -> SearchResult:
     scfg = cfg.search
     level = int(scfg.global_level)
     max_reports = int(scfg.global_max_reports)
     batch_tokens = int(scfg.map_batch_tokens)
     broad = is_broad(question)
+    if broad and not specific_subject(reader.con, question):
+        themed = theme_search(reader, question, cfg, engine, trace)
+        if themed is not None:
+            return themed
     with trace.stage("exploration") as d:
         terms, term_info = question_terms(reader, question)
         scored, note = score_reports(reader.con, question, level)
@@ -165,16 +262,7 @@ def global_search(reader, question: str, cfg: Config, engine, trace) -> SearchRe
             if r:
                 r["score"] = x["score"]
                 reports.append(r)
-        batches, cur, size = [], [], 0
-        for r in reports:
-            t = len(r.get("full_content") or "") // _CHARS_PER_TOKEN + 1
-            if cur and size + t > batch_tokens:
-                batches.append(cur)
-                cur, size = [], 0
-            cur.append(r)
-            size += t
-        if cur:
-            batches.append(cur)
+        batches = _batches(reports, batch_tokens)
         d["selected"] = [{"kind": "report", "key": f"report/{r['community']}", "id": r["community"],
                           "label": r["title"], "score": r["score"]} for r in reports]
         d["batches"] = [[r["community"] for r in b] for b in batches]

@@ -8,7 +8,10 @@ candidates of each cited sentence are ranked by how well they support that sente
     score = 0.45 · lexical(unit) + 0.25 · lexical(best span) + 0.30 · max(0, cosine)  (provrag index)
 
 and the top k are listed with their document, pages, the best span as the quote, and the
-route that reached them (`Report 4 → community 4 → text unit 12`).
+route that reached them (`Report 4 → community 4 → text unit 12`). A report cited together
+with units of its own community (`[Data: Reports (4); Sources (12)]`, a finding and the unit
+it quotes) resolves to those units only: the report says where the statement sits, the unit
+which page says it.
 
 Speed on a million units comes from DuckDB and from batching: every lookup is one SQL query
 over the parquet views with the ids inlined as an IN list (pushed into the scan); all cited
@@ -201,9 +204,15 @@ def _resolve_groups(reader, groups: list[tuple[int | None, str, list[Ref]]], top
     all_ids: set[str] = set()
     for n, (idx, sentence, refs) in enumerate(groups):
         cands: OrderedDict[str, list[str]] = OrderedDict()
+        # a report cited with the text units it quotes ("[Data: Reports (4); Sources (12)]": report
+        # 4's finding, quoted from unit 12) resolves to those units, not to its whole community
+        quoted = {uid for r in refs if r.kind == "Sources" for i in r.ids for uid, _ in found.get(("Sources", i), [])}
         for r in refs:
             for i in r.ids:
-                for uid, via in found.get((r.kind, i), []):
+                routes = found.get((r.kind, i), [])
+                if r.kind == "Reports" and quoted and any(uid in quoted for uid, _ in routes):
+                    routes = [(uid, via) for uid, via in routes if uid in quoted]
+                for uid, via in routes:
                     cands.setdefault(uid, []).append(via)
         if len(cands) > MAX_CANDIDATES:
             keep = set(prefilter(reader, list(cands), sentence, MAX_CANDIDATES, f"p{n}"))

@@ -12,9 +12,12 @@ rows a question needs ever reach Python.
   the matched entities; the answer cites Entities, Relationships and Sources.
 - basic: top-k text units by hybrid retrieval (provrag/query/retrieve.py); cites Sources.
 
-`choose_method` ("auto"): global for broad questions about the whole collection when the
-index has reports; local when the question names entities of the graph; basic otherwise.
-The reason is returned and stored in the trace. Each method (global_search.py,
+`choose_method` ("auto"): global for broad questions — worded as one ("main themes",
+"summarise", "what is … about") and asking about no subject beyond the names of the indexed
+documents (text/questions.broad_subject: "What are the main topics covered in the R FAQ?" is
+broad; "Summarise what the President said about foreign relations" asks about a subject a
+paragraph answers) — when the index has reports or sections; local when the question names
+entities of the graph; basic otherwise. The reason is returned and stored in the trace. Each method (global_search.py,
 local_search.py, basic_search.py) returns a `SearchResult` (context.py).
 """
 from __future__ import annotations
@@ -24,6 +27,7 @@ from provrag.query.basic_search import basic_search
 from provrag.query.context import SearchResult, has_rows
 from provrag.query.global_search import global_search
 from provrag.query.local_search import local_search, match_entities
+from provrag.query.themes import specific_subject
 from provrag.text.questions import is_broad
 
 __all__ = ["METHODS", "SearchResult", "choose_method", "has_rows", "match_entities", "run_method"]
@@ -34,13 +38,17 @@ METHODS = ("global", "local", "basic")
 def choose_method(reader, question: str, cfg: Config, entities: list[dict] | None = None) -> tuple[str, str]:
     """("global" | "local" | "basic", why) for the default method "auto"."""
     con = reader.con
-    has_reports = has_rows(con, "community_reports")
+    reason = None
     if is_broad(question):
-        if has_reports:
-            return "global", "broad question about the collection (themes/summary/overview): map-reduce over community reports"
-        reason = "broad question, but the index has no community reports"
-    else:
-        reason = None
+        subject = specific_subject(con, question)
+        if subject:
+            reason = (f"worded broadly, but it asks about a subject ({', '.join(subject[:5])}), not what documents "
+                      "cover as a whole")
+        elif has_rows(con, "community_reports") or has_rows(con, "sections"):
+            return "global", ("broad question about what the documents cover (themes/summary/overview): its themes "
+                              "from the documents' sections and the community reports")
+        else:
+            reason = "broad question, but the index has no community reports"
     if entities is None:
         entities = match_entities(con, question)
     if entities:

@@ -28,7 +28,7 @@ from provrag.store.schema import SCHEMAS
 
 KINDS = ("provrag", "graphrag-v1", "graphrag-v2", "graphrag-v3")
 TABLES = ("documents", "text_units", "entities", "relationships", "communities",
-          "community_reports", "covariates", "keywords", "embeddings")
+          "community_reports", "covariates", "keywords", "embeddings", "sections")
 
 # GraphRAG's covariates (claims) table: not in provrag's schema, same columns in v1–v3
 COVARIATES = [("id", "VARCHAR"), ("human_readable_id", "BIGINT"), ("covariate_type", "VARCHAR"),
@@ -151,7 +151,7 @@ class IndexReader:
     # ---- views --------------------------------------------------------------------------
 
     def _file(self, table: str) -> Path | None:
-        if table in ("keywords", "embeddings") and self.kind != "provrag":
+        if table in ("keywords", "embeddings", "sections") and self.kind != "provrag":
             return None
         for name in (f"{table}.parquet", f"create_final_{table}.parquet"):
             f = self.path / name

@@ -23,6 +23,7 @@ RELATIONSHIPS = "relationships"
 COMMUNITIES = "communities"
 COMMUNITY_REPORTS = "community_reports"
 KEYWORDS = "keywords"
+SECTIONS = "sections"
 EMBEDDINGS = "embeddings"
 MANIFEST = "manifest.json"
 
@@ -95,6 +96,14 @@ SCHEMAS: dict[str, pa.Schema] = {
     KEYWORDS: pa.schema([
         ("id", _str), ("human_readable_id", _i64), ("keyword", _str),
         ("text_unit_ids", _strs), ("frequency", _i64),
+    ]),
+    # provrag's own: each document's parts, from its outline/headings or where its topic shifts
+    # (index/sections.py); parent is the human_readable_id of the level-0 section holding a level-1 one
+    SECTIONS: pa.schema([
+        ("id", _str), ("human_readable_id", _i64), ("document_id", _str), ("level", _i64), ("parent", _i64),
+        ("title", _str), ("origin", _str), ("key_phrases", _strs), ("statement", _str), ("statement_unit", _i64),
+        ("text_unit_ids", _strs), ("n_tokens", _i64), ("page_start", _i64), ("page_end", _i64),
+        ("char_start", _i64), ("char_end", _i64),
     ]),
     # provrag's own: one embedding per text unit (L2-normalised float32)
     EMBEDDINGS: pa.schema([("id", _str), ("vector", pa.list_(pa.float32()))]),

@@ -16,7 +16,10 @@ _BROAD = re.compile(
     r"findings?|takeaways?|messages?|trends?|subjects?|concerns?)\b"
     r"|\b(summari[sz]e|summary|overview|gist|in general|as a whole|across (all|the) (documents?|texts?|files?|sources?))\b"
     r"|\bwhat (is|are) (this|these|the) (documents?|corpus|collection|texts?|books?|files?|reports?|dataset)\b.*\babout\b"
-    r"|\bwhat (is|are) .{1,60}\babout\??$", re.I)
+    r"|\bwhat (is|are) .{1,60}\babout\??$"
+    # "What does the Debian Policy Manual cover?", "What topics does the FAQ answer?"
+    r"|^what (does|do) .{1,80}\b(cover|explain|describe|discuss|contain|document|deal with)\??$"
+    r"|^what (topics|subjects|themes|areas) (does|do|are|is)\b", re.I)
 
 _DATE = re.compile(r"^(when|what (year|month|day|date|time|century|decade|period)|in (what|which) (year|month|century|decade))\b")
 _DATE_ANYWHERE = re.compile(r"\b(what|which) (year|month|date|century|decade)\b")
@@ -42,6 +45,33 @@ def is_procedural(question: str) -> bool:
 def is_broad(question: str) -> bool:
     """A question about the whole collection (themes, summary, overview): GraphRAG's global case."""
     return bool(_BROAD.search(question or ""))
+
+
+# The wording of a broad question, which names no subject: its broad words ("main themes",
+# "summarise", "overview"), the words for a document or a collection, and the verbs that ask.
+_BROAD_WORDING = frozenset("""main key major overall central general common recurring top topic topics theme themes
+idea ideas point points issue issues finding findings takeaway takeaways message messages trend trends subject subjects
+concern concerns summary summarise summarize summarised summarized summarising summarizing overview gist whole
+document documents doc docs file files text texts collection corpus folder dataset source sources pdf pdfs book books
+report reports paper papers article articles manual manuals guide guides chapter chapters page pages content contents
+documentation docs story stories novel novels essay essays speech speeches letter letters work works material materials writing writings
+cover covers covered covering discuss discusses discussed describe describes described say says said tell tells give
+does do did explain explains explained answer answers contain contains deal deals address addresses area areas
+gives list lists briefly brief short mostly generally overall""".split())
+_QUESTION_WORD = re.compile(r"[^\W_]{2,}", re.UNICODE)  # as document names are read (query/themes.py)
+
+
+def broad_subject(question: str) -> list[str]:
+    """The words of a broad question left once its broad wording and stop words are gone: the
+    subject it asks about ("Summarise what the President said about foreign relations" →
+    president, foreign, relations), or the names of the documents it asks about ("What are the
+    main topics covered in the R FAQ?" → faq). Empty: the question is about the whole collection.
+    Search tells a document's name from a subject with the index (query/search.py)."""
+    from provrag.text.words import ENGLISH_STOP_WORDS
+
+    words = [w.lower() for w in _QUESTION_WORD.findall(question or "")]
+    return [w for w in words if w not in ENGLISH_STOP_WORDS and w not in _BROAD_WORDING
+            and not (w.endswith("s") and w[:-1] in _BROAD_WORDING)]
 
 
 def answer_type(question: str) -> str | None:

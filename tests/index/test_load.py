@@ -137,17 +137,22 @@ def test_every_bad_file_is_recorded_with_a_one_line_error(bad_docs, bad_corpus):
 def test_documents_frame_is_the_contract_table_plus_pages(small_docs, bad_docs):
     import polars as pl
 
-    from provrag.index.tables import OCR_PAGES, PAGES, frame, to_arrow
+    from provrag.index.tables import OCR_PAGES, OUTLINE, PAGES, frame, to_arrow
     from provrag.store import schema
 
     docs = list(small_docs.values()) + list(bad_docs.values())
     df = L.documents_frame(docs)
-    assert df.drop(PAGES, OCR_PAGES).schema == frame(schema.DOCUMENTS, []).schema
+    assert df.drop(PAGES, OCR_PAGES, OUTLINE).schema == frame(schema.DOCUMENTS, []).schema
     assert df["human_readable_id"].to_list() == list(range(len(docs))) and df["id"].n_unique() == len(docs)
     assert df["path"].to_list() == [d.path for d in docs] and df["text_unit_ids"].null_count() == len(docs)
     faq = df.filter(pl.col("path") == "R-FAQ.pdf").row(0, named=True)
     assert faq[PAGES] == [list(p) for p in small_docs["R-FAQ.pdf"].pages] and faq["n_pages"] == len(faq[PAGES])
     assert faq["page_labels"] == small_docs["R-FAQ.pdf"].page_labels
+    # the PDF's outline: each bookmark at the line its heading is printed on, on its page
+    first = faq[OUTLINE][0]
+    _, p0, p1 = faq[PAGES][4]  # "1 Introduction" starts on physical page 5
+    assert (first["level"], first["title"]) == (0, "1 Introduction") and p0 <= first["char_start"] < p1
+    assert small_docs["R-FAQ.pdf"].text[first["char_start"]:].startswith("1 Introduction")
     html = df.filter(pl.col("mime_type") == "text/html").row(0, named=True)
     assert html[PAGES] is None and html["page_labels"] is None
     not_ok = df.filter(pl.col("status") != "ok")

@@ -34,8 +34,8 @@ def test_full_content_is_graphrags_markdown_and_json_agrees(dulce_reports):
         assert [{"explanation": f["explanation"], "summary": f["summary"]} for f in data["findings"]] == r["findings"]
         assert r["full_content"] == render(data)
         assert r["full_content"].startswith(f"# {r['title']}\n\n{r['summary']}\n\n## ")
-        assert 0 <= r["rank"] <= 10 and "size term" in r["rating_explanation"]
-        assert r["summary"].startswith("This community centres on")
+        assert 0 <= r["rank"] <= 10 and "text units" in r["rating_explanation"]
+        assert r["summary"].startswith("This community is about")
 
 
 def _finding_parts(explanation: str) -> tuple[str, list[int]]:
@@ -102,29 +102,44 @@ def test_findings_favour_central_sentences_over_the_first_ones():
     assert "Dulce base" in findings[0]["summary"]
 
 
-def test_title_names_the_best_connected_entities(dulce_graph, dulce_communities, dulce_reports):
-    ents, _, _ = dulce_graph
-    degree = dict(zip(ents["id"], ents["degree"]))
-    title_of = dict(zip(ents["id"], ents["title"]))
+def test_title_is_the_communitys_distinctive_key_phrases(dulce_graph, dulce_communities, dulce_reports):
+    """c-TF-IDF phrases of the community's units, as its text writes them: words of its own text,
+    and different communities get different titles (not the words every community shares)."""
+    _, _, units = dulce_graph
+    text_of = dict(zip(units["id"], units["text"]))
+    titles = []
     for c, r in zip(dulce_communities.iter_rows(named=True), dulce_reports.iter_rows(named=True)):
-        top = max(c["entity_ids"], key=lambda e: degree[e])
-        words = title_of[top].lower().split()
-        assert all(w in r["title"].lower() for w in words), (r["title"], title_of[top])
+        own = " ".join(text_of[u] for u in c["text_unit_ids"]).lower()
+        for phrase in re.split(r", | and ", r["title"]):
+            assert phrase.lower() in own, (r["title"], phrase)
+        titles.append(r["title"])
+    assert len(set(titles)) >= 0.8 * len(titles)
 
 
-def test_summary_is_the_lead_then_the_most_central_findings(dulce_reports):
+def test_summary_is_the_lead_then_the_most_central_statements(dulce_graph, dulce_reports):
+    _, _, units = dulce_graph
+    text_of = dict(zip(units["human_readable_id"], units["text"]))
     n = load_config().reports.summary_sentences
     for r in dulce_reports.iter_rows(named=True):
-        lead = f"This community centres on {r['title']}."
-        assert r["summary"].startswith(lead + " ")
-        # then, finding by finding, its first sentence and its citation
-        parts = re.findall(r"(.+?) (\[Data: Sources \(\d+\)\])", r["summary"][len(lead) + 1:])
-        assert len(parts) == min(n, len(r["findings"]))
-        for (sentence, cite), f in zip(parts, r["findings"]):
-            assert f["explanation"].startswith(sentence.strip()) and f["explanation"].endswith(cite)
+        lead, _, rest = r["summary"].partition(". ")
+        assert lead.startswith(f"This community is about ") and "of the index's" in lead
+        parts = re.findall(r"(.+?) \[Data: Sources \((\d+)\)\]", rest)
+        assert 1 <= len(parts) <= n
+        for sentence, unit in parts:  # quoted from the unit it cites
+            assert " ".join(sentence.split()[:6]) in " ".join(text_of[int(unit)].split())
 
 
-def test_rating_grows_with_size_and_degree():
+def test_rating_is_the_share_of_the_corpus_covered():
+    cfg = load_config()
+    base = {"community": 0, "level": 0, "text_units": [], "relationships": [],
+            "entities": [{"human_readable_id": 0, "title": "E0", "type": "CONCEPT", "description": "", "degree": 1}]}
+    quarter = write_report(dict(base, coverage={"text_units": 25, "of": 100}), cfg)
+    tenth = write_report(dict(base, coverage={"text_units": 10, "of": 100}), cfg)
+    assert quarter["rating"] == 5.0 and tenth["rating"] == round(10 * math.sqrt(0.1), 1)
+    assert "25.0%" in quarter["rating_explanation"]
+
+
+def test_without_coverage_the_rating_grows_with_size_and_degree():
     cfg = load_config()
     small = {"community": 0, "level": 0, "text_units": [],
              "entities": [{"human_readable_id": i, "title": f"E{i}", "type": "CONCEPT", "description": "", "degree": 1}

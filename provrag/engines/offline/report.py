@@ -5,8 +5,9 @@ rating_explanation, findings), built without a model. What a report says is quot
 community's own text units, never written: a global answer is made of its findings, and a
 person can only use a finding that is a statement the documents make, with its page.
 
-- **findings** (3 to `max_findings`): the community's most *central* statements, distinct from
-  each other. Candidates are the sentences of its text units that read as statements (they
+- **findings** (3 to `max_findings`): first one per document part the community's units are in
+  (its sub-themes, named by the part: "R FAQ › R and Emacs", largest first, citing the part's
+  units), then the community's other most *central* statements, distinct from each other. Candidates are the sentences of its text units that read as statements (they
   open with a capital, end with a full stop, hold 6–60 words, mostly words; no heading, no
   table row) and name one of its top entities. Centrality = cosine of a sentence's TF-IDF
   vector to the centroid of all candidates — chosen over TextRank: n similarities instead of
@@ -19,14 +20,14 @@ person can only use a finding that is a statement the documents make, with its p
   too (context: "This restriction…" reads well there), quoted as the unit has them, then
   `[Data: Sources (n)]`, its unit, so the resolver reaches document and page; its summary is a
   short label, the community entities the sentence names.
-- **title**: the community's top entities by degree (up to three), written as the text writes
-  them ("Alex Mercer, Taylor Cruz and Dulce Base" rather than the upper-case titles).
-- **summary**: one line naming those entities, then the `summary_sentences` most central
-  findings, each with its citation.
-- **rating** (0–10, GraphRAG's "impact"): 10 × (½·S + ½·D) with S = 1 − e^(−n/10) for the n
-  entities of the context (size: 10 entities → 0.63, 30 → 0.95) and D = 1 − e^(−d/5) for their mean degree d
-  in the whole graph (how connected the community's members are: 5 → 0.63). Big communities
-  of hub entities rate high; a pair of rarely-mentioned terms rates low.
+- **title**: the community's distinctive key phrases (up to three: c-TF-IDF of its units against
+  the other communities of its level, computed by index/reports.py as BERTopic names topics),
+  written as the text writes them; without any, its top entities by degree.
+- **summary**: one line saying what it is about, how much of the index it covers and its
+  largest parts, then the `summary_sentences` most central statements, each with its citation.
+- **rating** (0–10, GraphRAG's "impact"): how much of the corpus it covers, 10 × √(its text
+  units ÷ the index's): a community holding a quarter of the text rates 5. (Without those
+  counts, 10 × (½·S + ½·D) over its entities' number and mean degree, as before.)
 """
 from __future__ import annotations
 
@@ -200,7 +201,15 @@ def central_statements(context: dict, k: int, names: list[str]) -> list[tuple[st
             for sent, unit, pair in (pool[i] for i in chosen)]
 
 
-def _rating(entities: list[dict]) -> tuple[float, str]:
+def _rating(entities: list[dict], coverage: dict | None) -> tuple[float, str]:
+    """GraphRAG's 0–10 "impact" as how much of the corpus the community covers: 10 × √(its text
+    units ÷ the index's); without those counts, its entities' number and degree (as before)."""
+    if coverage and coverage.get("of"):
+        n, of = int(coverage.get("text_units") or 0), int(coverage["of"])
+        share = min(1.0, n / of)
+        r = round(10 * math.sqrt(share), 1)
+        return r, (f"Rating {r} = 10 × √({n} text units ÷ the index's {of}): the community covers "
+                   f"{share:.1%} of the indexed text.")
     n = len(entities)
     mean_deg = sum(float(e.get("degree") or 0) for e in entities) / n if n else 0.0
     s, d = 1 - math.exp(-n / 10), 1 - math.exp(-mean_deg / 5)
@@ -216,8 +225,40 @@ def _label(sentence_key: str, names: list[tuple[str, str]], show) -> str:
     return _join(named) if named else ""
 
 
+def _sub_themes(context: dict, pool: list[tuple[str, int | None, str | None]], want: int) -> list[tuple]:
+    """(document part, statement, unit, pair, the part's units) for the parts the community's units
+    are in, most units first: each part's best-ranked statement in `pool` (MMR order)."""
+    from collections import Counter
+
+    part_of = {int(u["human_readable_id"]): u["section"] for u in context.get("text_units") or []
+               if u.get("section") and u.get("human_readable_id") is not None}
+    sizes = Counter(part_of.values())
+    if len(sizes) < 2:  # one part: its statements are findings of their own
+        return []
+    out, used = [], set()
+    for part, _ in sizes.most_common():
+        best = next((i for i, (_, unit, _) in enumerate(pool) if i not in used and part_of.get(unit) == part), None)
+        if best is None:
+            continue
+        used.add(best)
+        sent, unit, pair = pool[best]
+        members = [unit] + [u for u, p in part_of.items() if p == part and u != unit]
+        out.append((part, sent, unit, pair, members))
+        if len(out) >= want:
+            break
+    return out
+
+
 def write_report(context: dict, cfg: Config) -> dict:
-    """A GraphRAG-shaped report dict for one community context (engines/base.py)."""
+    """A GraphRAG-shaped report dict for one community context (engines/base.py).
+
+    title: the community's key phrases (`key_phrases`, c-TF-IDF of its units against the other
+    communities of its level, index/reports.py), as the text writes them; its top entities when
+    it has none. findings: one per document part its units are in (`section` of a unit: "R FAQ
+    › R and Emacs"), most units first, each that part's most central statement citing the
+    statement's unit and the part's other units; then the community's other central statements.
+    summary: the share of the index it covers and its largest parts, then its most central
+    statements. rating: 10 × √(share of the index's text units)."""
     rcfg = cfg.reports
     ents = sorted(context.get("entities") or [],
                   key=lambda e: (-int(e.get("degree") or 0), int(e.get("human_readable_id") or 0)))
@@ -230,18 +271,33 @@ def write_report(context: dict, cfg: Config) -> dict:
             shown[title] = _display(title, texts)
         return shown[title]
 
+    phrases = [show(p) for p in (context.get("key_phrases") or [])[:3]]
     top = [show(t) for t in titles[:3]]
-    title = _join(top) if top else f"Community {context.get('community', '')}".strip()
+    title = _join(phrases) if phrases else (_join(top) if top else f"Community {context.get('community', '')}".strip())
     want = min(max(1, int(rcfg.max_findings)), max(3, 3 + len(ents) // 5))
     names = [(t, f" {title_key(t)} ") for t in titles[:_NAMED] if title_key(t)]
-    findings, central = [], []
-    for sent, unit, pair in central_statements(context, want, titles[:_NAMED]):
+    pool = central_statements(context, want * 2, titles[:_NAMED])
+    findings, central, taken = [], [], set()
+    for part, sent, unit, pair, members in _sub_themes(context, pool, want):
+        findings.append({"summary": part, "explanation": f"{closed(pair or sent)} {cite_sources(members)}".strip()})
+        taken.add(sent)
+    for sent, unit, pair in pool:
+        if len(findings) >= want:
+            break
+        if sent in taken:
+            continue
         words, cite = sent.split(), cite_sources([] if unit is None else [unit])
         label = _label(f" {title_key(sent)} ", names, show) or " ".join(words[:8]).rstrip(",;:.!?") + ("…" if len(words) > 8 else "")
-        quoted = closed(pair or sent)
-        findings.append({"summary": label, "explanation": f"{quoted} {cite}".strip()})
-        central.append(f"{closed(sent)} {cite}".strip())
-    lead = f"This community centres on {_join(top)}." if top else ""
-    summary = " ".join([lead] + central[:max(1, int(rcfg.summary_sentences))]).strip()
-    rating, why = _rating(ents)
+        findings.append({"summary": label, "explanation": f"{closed(pair or sent)} {cite}".strip()})
+    for sent, unit, _ in pool[:max(1, int(rcfg.summary_sentences))]:
+        central.append(f"{closed(sent)} {cite_sources([] if unit is None else [unit])}".strip())
+    coverage = context.get("coverage") or {}
+    parts = [f.get("summary") for f in findings[:3] if " › " in str(f.get("summary"))]
+    lead = f"This community is about {_join(phrases or top)}" if (phrases or top) else ""
+    if lead and coverage.get("of"):
+        lead += f", in {int(coverage.get('text_units') or 0)} of the index's {int(coverage['of'])} text units"
+    if lead and parts:
+        lead += f", mostly {_join(parts)}"
+    summary = " ".join([lead + "." if lead else ""] + central).strip()
+    rating, why = _rating(ents, coverage)
     return {"title": title, "summary": summary, "findings": findings, "rating": rating, "rating_explanation": why}

@@ -97,10 +97,12 @@ Reply with one JSON object and nothing else:
  "rating": a number from 0 to 10 for how important the community is,
  "rating_explanation": "one sentence justifying the rating",
  "findings": [{{"summary": "a one-line insight", "explanation": "a paragraph grounded in the data"}}]}}
-Give between 1 and {max_findings} findings. Ground every finding in the tables: end each
+Give between 1 and {max_findings} findings, each about one theme of the community (the parts
+of the documents its excerpts come from name them). Rate its importance by how much of the
+corpus it covers. Ground every finding in the tables: end each
 explanation with references such as [Data: Entities (3, 7); Relationships (12, 15, +more)],
 using the id column, at most 5 ids per kind and "+more" when there are more.
-
+{about}
 -----Entities-----
 {entities}
 -----Relationships-----
@@ -148,6 +150,8 @@ def report_messages(context: dict, max_findings: int, count_tokens, budget: int,
         used += cost
     for u in context.get("text_units", []):
         text = (u.get("text") or "").strip()
+        if u.get("section"):  # the document part it is from: "(from R FAQ › R and Emacs)"
+            text = f"(from {u['section']}) {text}"
         cost = count_tokens(text) + 4
         if used + cost > budget:
             break
@@ -160,4 +164,15 @@ def report_messages(context: dict, max_findings: int, count_tokens, budget: int,
         "report", _REPORT_SYS, _REPORT_USER, max_findings=max_findings,
         entities=_csv(["id", "entity", "type", "description", "degree"], erows),
         relationships=_csv(["id", "source", "target", "description", "weight"], rrows),
-        excerpts="\n---\n".join(xrows) or "(none)")
+        excerpts="\n---\n".join(xrows) or "(none)", about=_about(context))
+
+
+def _about(context: dict) -> str:
+    """What the index measured of the community: its distinctive key phrases and its share of the corpus."""
+    lines = []
+    if context.get("key_phrases"):
+        lines.append(f"Key phrases distinctive of this community: {', '.join(context['key_phrases'])}.")
+    cov = context.get("coverage") or {}
+    if cov.get("of"):
+        lines.append(f"It holds {cov.get('text_units', 0)} of the corpus's {cov['of']} text units.")
+    return ("\n" + "\n".join(lines) + "\n") if lines else ""

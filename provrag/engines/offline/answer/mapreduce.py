@@ -10,8 +10,12 @@ says it. Its score (0–100, GraphRAG's scale) is the share of the question's id
 the sentence holds; `strength`, the scorer's full sentence score, orders points of one score.
 A report without findings is read whole (title, summary, full_content), as before.
 
-A broad question ("main themes", "summarise") has no terms to match: every report offers its
-most central finding as a point, scored by the size of its community (global search's
+A broad question ("main themes", "summarise") has no terms to match. When global search hands
+over themes (query/themes.py: a document's parts, or the collection's documents grouped by
+report), each theme is one point, its cited `line` as written there, scored by the share of
+the text it covers; reduce lists them largest first within `[search] global_words` words, and
+names the themes that did not fit ("Also: …") rather than dropping them silently. Over plain
+reports (a GraphRAG index) every report offers its most central finding as a point, scored by the size of its community (global search's
 relevance for a broad question: the share of the collection the theme covers), the report's
 rating breaking ties.
 
@@ -106,9 +110,56 @@ def _theme_points(records: list[dict]) -> list[dict]:
     return points
 
 
+def _line_points(themes: list[dict]) -> list[dict]:
+    """One point per theme global search composed (its `line`, already cited, and its `short`
+    form: name and citation), scored by the share of the text the theme covers (1–100)."""
+    return [{"description": t["line"], "short": str(t.get("short") or ""),
+             "score": int(max(1, min(100, round(100 * float(t.get("score") or 0))))),
+             "strength": float(t.get("rank") or 0.0), "label": str(t.get("label") or t.get("title") or ""),
+             "reports": [t["community"]] if t.get("community") is not None else [],
+             "sources": list(t.get("sources") or []), "theme": True} for t in themes]
+
+
+def _theme_answer(points: list[dict], budget: int) -> str:
+    """Theme lines, largest first, within `budget` words: as many whole lines as leave room for
+    the short form (name and citation) of every theme after them; then those short forms; the
+    themes even those cannot hold are counted ("and 3 more"), never dropped unsaid."""
+    def words(text: str) -> int:
+        return len(text.split())
+
+    full = [str(p["description"]) for p in points]
+    short = [str(p.get("short") or "") for p in points]
+    k = len(points)
+    while k and sum(map(words, full[:k])) + sum(words(x) + 1 for x in short[k:] if x) > budget:
+        k -= 1
+    lines, used = full[:k], sum(map(words, full[:k]))
+    also, more = [], 0
+    for p, brief in zip(points[k:], short[k:]):
+        if not brief:
+            if used + words(p["description"]) <= budget:  # no short form: the whole line or nothing
+                lines.append(str(p["description"]))
+                used += words(p["description"])
+            else:
+                more += 1
+            continue
+        if used + words(brief) + 4 > budget:
+            more += 1
+            continue
+        also.append(brief)
+        used += words(brief) + 1
+    out = "\n".join(f"- {x}" for x in lines)  # a markdown list: one theme a line wherever it is rendered
+    if also:
+        out += "\n\nAlso: " + "; ".join(also) + (f"; and {more} more." if more else ".")
+    elif more:
+        out += f"\n\nAnd {more} more."
+    return out
+
+
 def map_points(question: str, reports: list[dict], cfg: Config, idf: dict[str, float] | None = None,
                qterms: list[str] | None = None) -> list[dict]:
     """Points (description citing its report and unit, score 0–100) from a batch of reports."""
+    if is_broad(question) and reports and all(r.get("line") for r in reports):
+        return _line_points(reports)
     records = _records(reports)
     if not records:
         return []
@@ -174,6 +225,8 @@ def reduce_answer(question: str, points: list[dict], cfg: Config, idf: dict[str,
     """The best points, one per theme, near-duplicates merged (their ids joined), each cited.
     `idf`: the index-wide idf of the question's terms, when the caller has it."""
     broad = is_broad(question)
+    if broad and points and all(p.get("theme") for p in points):
+        return _theme_answer(points, int(cfg.search.global_words))  # in the order global search gave the themes
     n = int(cfg.search.global_themes if broad else cfg.search.answer_sentences)
     good = sorted((p for p in points if int(p.get("score") or 0) > 0),
                   key=lambda p: (-int(p["score"]), -float(p.get("strength") or 0.0)))
