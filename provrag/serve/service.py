@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
 import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from provrag.config import Config
-from provrag.errors import UsageError
+from provrag.errors import ProvragError, UsageError
 
 MAX_QUESTION_CHARS = 2_000
 MAX_ANSWER_CHARS = 50_000
@@ -38,6 +40,11 @@ IDLE_CURSORS = 8        # cursors kept for reuse; more concurrent requests each 
 # asks and verifies at once: each runs the MiniLM encoder on every core (BLAS threads); more at
 # once only thrash (measured: 8 concurrent asks on 2 cores gave 0.64 req/s against 0.92 for one at a time)
 COMPUTE_SLOTS = max(1, (os.cpu_count() or 2) // 2)
+# asks and verifies that may wait for a compute slot; one more is refused at once (HTTP 429 with
+# Retry-After) rather than queued without end: a crowd gets a fast "come back in N s", never a
+# request that times out after minutes. Each waiting request holds one of the 40 threads of the
+# server's pool (anyio's default), so the bound leaves threads for resolve, traces and health.
+MAX_WAITING = 24
 REAPPEAR_WAIT_S = 2.0   # an index folder briefly absent (a rebuild's two-rename fallback): wait this long
 
 log = logging.getLogger("provrag.serve")
@@ -53,6 +60,52 @@ class DocumentNotFound(UsageError):
 
 class IndexUnavailable(UsageError):
     """The served index cannot be read right now: gone, unreadable, or being replaced."""
+
+
+class ServerBusy(ProvragError):
+    """Every compute slot is taken and the queue in front of them is full: come back later."""
+
+    def __init__(self, message: str, retry_after_s: int):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+# the index version (manifest's index_version) the current request read: set where the request
+# borrows its cursor, read by the HTTP layer for the X-Provrag-Index-Version header
+served_version: ContextVar[str | None] = ContextVar("served_version", default=None)
+
+
+class ComputeQueue:
+    """The compute slots (asks, verifies) and a bounded queue in front of them.
+
+    Hand-written rather than a library: it is a semaphore plus a counter; what it adds is the
+    refusal with an estimate of the wait (the mean of recent run times x the queue ahead)."""
+
+    def __init__(self, slots: int, waiting: int):
+        self.slots, self.limit = slots, slots + waiting
+        self.semaphore = threading.BoundedSemaphore(slots)
+        self.lock = threading.Lock()
+        self.admitted = 0              # running + waiting
+        self.mean_s = 1.0              # moving mean of a run's seconds (first guess: 1 s)
+
+    @contextmanager
+    def turn(self):
+        with self.lock:
+            if self.admitted >= self.limit:
+                wait = math.ceil(self.mean_s * (self.admitted - self.slots + 1) / self.slots)
+                raise ServerBusy(f"server busy: {self.admitted} asks and verifies running or waiting; "
+                                 f"retry in {max(1, wait)} s", retry_after_s=max(1, wait))
+            self.admitted += 1
+        try:
+            with self.semaphore:
+                t0 = time.perf_counter()
+                yield
+                took = time.perf_counter() - t0
+                with self.lock:
+                    self.mean_s = 0.8 * self.mean_s + 0.2 * took
+        finally:
+            with self.lock:
+                self.admitted -= 1
 
 
 def bounded(name: str, text: str | None, limit: int) -> str | None:
@@ -138,7 +191,7 @@ class IndexService:
         self.current = OpenIndex(self.index_path)   # fail at start-up, not at the first request
         self.kind = self.current.reader.kind
         self.reopened = 0
-        self.compute = threading.BoundedSemaphore(COMPUTE_SLOTS)
+        self.compute = ComputeQueue(COMPUTE_SLOTS, MAX_WAITING)
 
     # ---- the index, fresh at each request --------------------------------------------------------
 
@@ -176,6 +229,7 @@ class IndexService:
         while twin is None:          # retired between fresh() and lend(): take the new version
             opened = self.fresh()
             twin = opened.lend()
+        served_version.set((opened.identity or (None,))[0])
         ok = False
         try:
             yield twin
@@ -193,7 +247,7 @@ class IndexService:
         from provrag.pipelines.ask import run_ask
 
         bounded("question", question, MAX_QUESTION_CHARS)
-        with self.compute, self.reader() as r:
+        with self.compute.turn(), self.reader() as r:
             result = run_ask(question, self.index_path, self.cfg, method=method, reader=r)
         if result.trace_error:
             log.warning("ask %s: %s", result.trace_id, result.trace_error)
@@ -219,7 +273,7 @@ class IndexService:
         bounded("question", question, MAX_QUESTION_CHARS)
         if trace_id is not None and answer is None:
             self.trace(trace_id)
-        with self.compute, self.reader() as r:
+        with self.compute.turn(), self.reader() as r:
             result = run_verify(self.index_path, self.cfg, answer=answer, trace_id=trace_id, question=question,
                                 reader=r)
         if result.trace_error:
