@@ -51,6 +51,19 @@ BAD_LINES = [
 ]
 
 
+COUNTS = os.environ.get("PROVRAG_FUZZ_COUNTS")
+SEEN: dict[str, int] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report_counts():
+    yield
+    if COUNTS:
+        with open(COUNTS, "a") as f:
+            for name, n in SEEN.items():
+                f.write(json.dumps({"test": "property", "property": name, "examples": n}) + "\n")
+
+
 def check_reply(reply: dict, expected, rid) -> None:
     if expected == "tool error":
         assert reply.get("result", {}).get("isError") is True, reply
@@ -136,6 +149,7 @@ def test_stdio_every_bad_line_gets_an_error_and_the_server_keeps_serving(stdio):
 def test_stdio_any_line_is_answered_or_ignored_and_the_server_keeps_serving(stdio, line):
     """Any line at all: the server answers it (a request or garbage) or, a notification or a
     response, stays silent; then a good call still gets its answer, with its own id."""
+    SEEN["mcp stdio: any line"] = SEEN.get("mcp stdio: any line", 0) + 1
     stdio.send(line)
     stdio.send(json.dumps(GOOD_CALL).encode())
     for _ in range(2):
