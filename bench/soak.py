@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import os
 import random
-import statistics
 import sys
 import tempfile
 import threading

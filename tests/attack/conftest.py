@@ -6,6 +6,7 @@ with the larger count; otherwise (CI, `make test`) with the short one. PROVRAG_F
 Hypothesis' seed for a rerun of one failure. Every test here carries the `fuzz` marker."""
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -16,6 +17,28 @@ from tests.serve.conftest import ServerProcess, server  # noqa: F401
 FULL = os.environ.get("PROVRAG_FUZZ", "").strip().lower() == "full"
 TOKEN = "attack-lane-token-7Qx"
 TOKEN_ENV = "PROVRAG_ATTACK_TOKEN"
+
+
+COUNTS = os.environ.get("PROVRAG_FUZZ_COUNTS")   # a file: one JSON line per figure (bench/fuzz.py reads it)
+EXAMPLES: dict[str, int] = {}
+
+
+def count(prop: str) -> None:
+    """One more example of property `prop` (written to $PROVRAG_FUZZ_COUNTS at the session's end)."""
+    EXAMPLES[prop] = EXAMPLES.get(prop, 0) + 1
+
+
+def record(row: dict) -> None:
+    if COUNTS:
+        with open(COUNTS, "a") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def examples_counted():
+    yield
+    for prop, n in EXAMPLES.items():
+        record({"test": "property", "property": prop, "examples": n})
 
 
 def budget(ci: int, full: int) -> int:

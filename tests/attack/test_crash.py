@@ -16,12 +16,11 @@ import httpx
 import pytest
 
 from tests.attack import crash
-from tests.attack.conftest import budget
+from tests.attack.conftest import budget, record
 from tests.serve.conftest import ServerProcess, provrag_command
 
 TRIALS = budget(ci=3, full=30)
 SEED = int(os.environ.get("PROVRAG_CRASH_SEED", "2929"))
-COUNTS = os.environ.get("PROVRAG_FUZZ_COUNTS")
 REMOVED, CHANGED = "carroll-lookingglass.docx", "sotu-1863-lincoln.txt"
 
 
@@ -105,13 +104,9 @@ def test_kill_9_at_every_stage_of_an_update_leaves_a_or_b_while_serving(update, 
         server_log = srv.output()
     consistent = [o for o in outcomes if o["state"] and o["rerun_exit"] == 0 and not o["rerun_differs"]
                   and not o["leftovers"]]
-    if COUNTS:
-        with open(COUNTS, "a") as f:
-            f.write(json.dumps({"test": "crash", "trials": len(outcomes), "consistent": len(consistent),
-                                "killed": sum(o["killed"] for o in outcomes),
-                                "windows": sorted({o["window"] for o in outcomes if o["killed"]}),
-                                "served_requests": seen["requests"], "served_failures": len(seen["failures"]),
-                                "outcomes": outcomes}) + "\n")
+    record({"test": "crash", "trials": len(outcomes), "consistent": len(consistent),
+            "killed": sum(o["killed"] for o in outcomes), "windows": sorted({o["window"] for o in outcomes if o["killed"]}),
+            "served_requests": seen["requests"], "served_failures": len(seen["failures"]), "outcomes": outcomes})
     assert len(consistent) == len(outcomes) == TRIALS, [o for o in outcomes if o not in consistent]
     assert sum(o["killed"] for o in outcomes) >= TRIALS - 1, outcomes   # at most one ran to its end first
     assert not seen["failures"], seen["failures"][:5]

@@ -14,14 +14,13 @@ body over MAX_BODY_BYTES too), so 413 is added to what counts as a refusal."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 
-from tests.attack.conftest import TOKEN, budget
+from tests.attack.conftest import TOKEN, budget, record
 
 REFUSALS = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429"]
 CONFIG = f"""
@@ -38,7 +37,6 @@ OPERATIONS = ["POST /v1/ask", "POST /v1/resolve", "POST /v1/verify", "GET /v1/tr
 FUZZ = dict(deadline=None, database=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                    HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
-COUNTS = os.environ.get("PROVRAG_FUZZ_COUNTS")   # a file: one JSON line per test (bench/results figures)
 
 
 @pytest.fixture(scope="module")
@@ -54,11 +52,8 @@ def operation(api, name: str):
     return found[name]
 
 
-def record(test: str, name: str, mode: str, cases: int, failures: int) -> None:
-    if COUNTS:
-        with open(COUNTS, "a") as f:
-            f.write(json.dumps({"test": test, "operation": name, "mode": mode, "cases": cases,
-                                "failures": failures}) + "\n")
+def fuzzed(test: str, name: str, mode: str, cases: int, failures: int) -> None:
+    record({"test": test, "operation": name, "mode": mode, "cases": cases, "failures": failures})
 
 
 def test_the_schema_has_every_operation(api):
@@ -84,9 +79,9 @@ def test_every_operation_with_the_token(api, guarded_server, name, mode):
     try:
         fuzz()
     except BaseException:
-        record("with_token", name, mode.value, len(sent), 1)
+        fuzzed("with_token", name, mode.value, len(sent), 1)
         raise
-    record("with_token", name, mode.value, len(sent), 0)
+    fuzzed("with_token", name, mode.value, len(sent), 0)
     assert sent
     assert "Traceback" not in guarded_server.output()
 
@@ -107,4 +102,4 @@ def test_every_operation_without_the_token_is_a_declared_401(api, guarded_server
             assert list(response.json()) == ["error"] and response.headers["www-authenticate"] == ["Bearer"]
 
     fuzz()
-    record("without_token", name, "valid", len(sent) * 3, 0)
+    fuzzed("without_token", name, "valid", len(sent) * 3, 0)

@@ -7,7 +7,6 @@ argument), and the server keeps serving: a good call after all of them is answer
 from __future__ import annotations
 
 import json
-import os
 import select
 import socket
 import subprocess
@@ -18,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.attack.conftest import budget
+from tests.attack.conftest import budget, count
 from tests.serve.conftest import provrag_command
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -49,19 +48,6 @@ BAD_LINES = [
     (call(23, "list_traces", {"n": 1, "unknown_argument": 1}), None),   # ignored extra argument: answered either way
     (b'{"jsonrpc":"2.0","id":24,"method":"tools/call","params":"not an object"}', -32600),
 ]
-
-
-COUNTS = os.environ.get("PROVRAG_FUZZ_COUNTS")
-SEEN: dict[str, int] = {}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def report_counts():
-    yield
-    if COUNTS:
-        with open(COUNTS, "a") as f:
-            for name, n in SEEN.items():
-                f.write(json.dumps({"test": "property", "property": name, "examples": n}) + "\n")
 
 
 def check_reply(reply: dict, expected, rid) -> None:
@@ -149,7 +135,7 @@ def test_stdio_every_bad_line_gets_an_error_and_the_server_keeps_serving(stdio):
 def test_stdio_any_line_is_answered_or_ignored_and_the_server_keeps_serving(stdio, line):
     """Any line at all: the server answers it (a request or garbage) or, a notification or a
     response, stays silent; then a good call still gets its answer, with its own id."""
-    SEEN["mcp stdio: any line"] = SEEN.get("mcp stdio: any line", 0) + 1
+    count("mcp stdio: any line")
     stdio.send(line)
     stdio.send(json.dumps(GOOD_CALL).encode())
     for _ in range(2):

@@ -23,28 +23,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from tests.attack.conftest import budget
+from tests.attack.conftest import budget, count
 
 FUZZ = dict(deadline=None, database=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                    HealthCheck.data_too_large, HealthCheck.filter_too_much])
-COUNTS = os.environ.get("PROVRAG_FUZZ_COUNTS")
-SEEN: dict[str, int] = {}
-
-
-def count(name: str) -> None:
-    SEEN[name] = SEEN.get(name, 0) + 1
-
-
-@pytest.fixture(scope="module", autouse=True)
-def report_counts():
-    yield
-    if COUNTS:
-        with open(COUNTS, "a") as f:
-            for name, n in SEEN.items():
-                f.write(json.dumps({"test": "property", "property": name, "examples": n}) + "\n")
-
-
 def one_line_error(text: str) -> bool:
     return bool(text.strip()) and "\n" not in text.strip() and "Traceback" not in text
 
