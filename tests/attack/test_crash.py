@@ -108,7 +108,8 @@ def test_kill_9_at_every_stage_of_an_update_leaves_a_or_b_while_serving(update, 
             "killed": sum(o["killed"] for o in outcomes), "windows": sorted({o["window"] for o in outcomes if o["killed"]}),
             "served_requests": seen["requests"], "served_failures": len(seen["failures"]), "outcomes": outcomes})
     assert len(consistent) == len(outcomes) == TRIALS, [o for o in outcomes if o not in consistent]
-    assert sum(o["killed"] for o in outcomes) >= TRIALS - 1, outcomes   # at most one ran to its end first
+    # every stage window is hit while the run is in it (the commit window is short: a run may end first)
+    assert all(o["killed"] for o in outcomes if o["window"] != "commit"), outcomes
     assert not seen["failures"], seen["failures"][:5]
     assert seen["requests"] >= TRIALS and seen["versions"] <= set(update["versions"].values())
     assert "Traceback" not in server_log
