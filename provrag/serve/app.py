@@ -57,8 +57,14 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# some character that str.strip() keeps: a blank question or answer is refused by the schema (422), as a
+# client generated from /openapi.json knows, not later by the pipeline (Python's strip() also removes
+# \x1c-\x1f, which are not whitespace to JSON Schema's \s)
+NOT_BLANK = r"[^\s\x1c-\x1f]"
+
+
 class AskRequest(Strict):
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question.")
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=NOT_BLANK, description="The question.")
     method: Literal["auto", "global", "local", "basic"] | None = Field(
         None, description="Search method (default: [search] default_method of the server's config).")
 
@@ -73,7 +79,7 @@ class AnswerOrTrace(Strict):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=EXACTLY_ONE)
 
-    answer: str | None = Field(None, min_length=1, max_length=MAX_ANSWER_CHARS,
+    answer: str | None = Field(None, min_length=1, max_length=MAX_ANSWER_CHARS, pattern=NOT_BLANK,
                                description="The answer text, with its [Data: …] citations.")
     trace_id: str | None = Field(None, min_length=1, max_length=MAX_TRACE_ID_CHARS,
                                  description="Instead of answer: the answer of this stored ask trace ('last': the newest).")
@@ -164,6 +170,8 @@ def validation_message(exc: RequestValidationError) -> tuple[int, str]:
         if not where and e.get("type") in ("model_attributes_type", "dict_type", "missing"):
             return 422, "the body must be a JSON object (Content-Type: application/json)"
         msg = " ".join(str(e.get("msg", "invalid")).removeprefix("Value error, ").split())
+        if e.get("type") == "string_pattern_mismatch" and e.get("ctx", {}).get("pattern") == NOT_BLANK:
+            msg = "must not be blank"
         parts.append(f"{where}: {msg}" if where else msg)
     status = 413 if any(e.get("type") in ("string_too_long", "too_long") for e in errors) else 422
     more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
