@@ -70,13 +70,16 @@ def markdown(res: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--merge", type=Path, action="append", default=[],
+                    help="also count the rows of this counts file (tests of tests/attack run apart, e.g. the crash "
+                         "trials with PROVRAG_FUZZ=full PROVRAG_FUZZ_COUNTS=FILE pytest tests/attack/test_crash.py)")
     args, extra = ap.parse_known_args()
     counts = Path(tempfile.mkstemp(suffix=".jsonl")[1])
     env = dict(os.environ, PROVRAG_FUZZ="full", PROVRAG_FUZZ_COUNTS=str(counts))
     t0 = time.monotonic()
     code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-m", "fuzz", "tests/attack",
                             *[a for a in extra if a != "--"]], cwd=ROOT, env=env)
-    rows = [json.loads(line) for line in counts.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for f in (counts, *args.merge) for line in f.read_text().splitlines() if line.strip()]
     res = summarise(rows, code, time.monotonic() - t0)
     out = args.out or ROOT / "bench" / "results" / f"fuzz-{dt.date.today()}.json"
     out.write_text(json.dumps(res, indent=2) + "\n")
