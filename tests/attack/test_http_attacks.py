@@ -130,7 +130,7 @@ def test_every_error_status_the_server_answers_is_declared(server):
             for status, response in declared.items():
                 if status != "200":
                     assert response["content"]["application/json"]["schema"]["$ref"] == error_ref, (path, status)
-    answered = [("post", "/v1/ask", {"question": "   "}, 400), ("post", "/v1/ask", {"question": "x" * 2001}, 413),
+    answered = [("post", "/v1/ask", {"question": "   "}, 422), ("post", "/v1/ask", {"question": "x" * 2001}, 413),
                 ("post", "/v1/resolve", {"trace_id": "0123456789ab"}, 404), ("get", "/v1/traces/ffffffffff", None, 404),
                 ("get", "/v1/documents/R-FAQ/pages/99999", None, 404), ("post", "/v1/verify", {"answer": 1}, 422)]
     for method, path, body, status in answered:
@@ -207,3 +207,51 @@ def test_a_busy_server_answers_429_with_retry_after(small_served_index, monkeypa
                 assert list(r.json()) == ["error"] and "busy" in r.json()["error"]
             assert client.get("/v1/health").status_code == 200      # cheap routes are not queued
             assert client.post("/v1/resolve", json={"answer": "R [Data: Sources (1)]."}).status_code == 200
+
+
+# ---- a rebuild under a running request --------------------------------------------------------
+
+def test_a_request_that_meets_a_rebuild_runs_again_on_the_new_version(tmp_path, small_corpus, monkeypatch):
+    """Regression (found by the kill -9 trials while serving: two asks answered 500 "TProtocolException:
+    Invalid data" and "attempted range … file size"): DuckDB reads the tables by path, so a request
+    reading when `provrag index` swaps the folder fails halfway. It runs again on the new version,
+    and its answer names that version; a failure on an unchanged index is not retried."""
+    import shutil
+
+    import duckdb
+
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+    from provrag.serve.service import IndexService, served_version
+    from tests.attack import crash
+
+    docs, idx, other = tmp_path / "docs", tmp_path / "idx", tmp_path / "other"
+    docs.mkdir()
+    shutil.copyfile(small_corpus / "sotu-1863-lincoln.txt", docs / "sotu.txt")
+    cfg = load_config()
+    run_index(docs, idx, cfg)
+    (docs / "note.txt").write_text("The Halcyon boiler runs at 40 bar.\n")
+    shutil.copytree(idx, other)
+    run_index(docs, other, cfg)
+    new_version = json.loads((other / "manifest.json").read_text())["index_version"]
+    service = IndexService(idx, cfg)
+    calls = []
+
+    def swapped_mid_request(r):
+        calls.append(r)
+        if len(calls) == 1:              # the first attempt: the folder is replaced under it, then it fails
+            crash.put_in_place(other, idx)
+            raise duckdb.InvalidInputException("TProtocolException: Invalid data")
+        return r.count("documents")
+
+    assert service.on_one_version(swapped_mid_request) == 2
+    assert len(calls) == 2 and served_version.get() == new_version
+
+    def broken(r):
+        calls.append(r)
+        raise duckdb.InvalidInputException("a real failure")
+
+    with pytest.raises(duckdb.InvalidInputException):
+        service.on_one_version(broken)
+    assert len(calls) == 3               # not retried: the index did not change
+    service.close()
