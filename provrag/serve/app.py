@@ -39,9 +39,9 @@ from provrag.serve.service import (
     IndexService,
     IndexUnavailable,
     RequestTooLarge,
-    ServerBusy,
     served_version,
 )
+from provrag.serve.queue import ServerBusy
 
 MAX_BODY_BYTES = 1 << 20          # a request body beyond this is refused before it is parsed
 MAX_TRACE_ID_CHARS = 64

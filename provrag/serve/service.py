@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import threading
 import time
@@ -29,7 +28,8 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from provrag.config import Config
-from provrag.errors import ProvragError, UsageError
+from provrag.errors import UsageError
+from provrag.serve.queue import ComputeQueue
 
 MAX_QUESTION_CHARS = 2_000
 MAX_ANSWER_CHARS = 50_000
@@ -62,66 +62,9 @@ class IndexUnavailable(UsageError):
     """The served index cannot be read right now: gone, unreadable, or being replaced."""
 
 
-class ServerBusy(ProvragError):
-    """Every compute slot is taken and the queue in front of them is full: come back later."""
-
-    def __init__(self, message: str, retry_after_s: int):
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
 # the index version (manifest's index_version) the current request read: set where the request
 # borrows its cursor, read by the HTTP layer for the X-Provrag-Index-Version header
 served_version: ContextVar[str | None] = ContextVar("served_version", default=None)
-
-
-class ComputeQueue:
-    """The compute slots (asks, verifies) and a bounded queue in front of them.
-
-    Hand-written rather than a library: it is a semaphore plus a counter; what it adds is the
-    refusal with an estimate of the wait (the mean of recent run times x the queue ahead)."""
-
-    def __init__(self, slots: int, waiting: int):
-        self.slots, self.limit = slots, slots + waiting
-        self.semaphore = threading.BoundedSemaphore(slots)
-        self.lock = threading.Lock()
-        self.admitted = 0              # running + waiting
-        self.mean_s = 1.0              # moving mean of a run's seconds (first guess: 1 s)
-
-    @contextmanager
-    def turn(self):
-        with self.lock:
-            if self.admitted >= self.limit:
-                wait = math.ceil(self.mean_s * (self.admitted - self.slots + 1) / self.slots)
-                raise ServerBusy(f"server busy: {self.admitted} asks and verifies running or waiting; "
-                                 f"retry in {max(1, wait)} s", retry_after_s=max(1, wait))
-            self.admitted += 1
-        try:
-            with self.semaphore:
-                t0 = time.perf_counter()
-                yield
-                took = time.perf_counter() - t0
-                with self.lock:
-                    self.mean_s = 0.8 * self.mean_s + 0.2 * took
-        finally:
-            with self.lock:
-                self.admitted -= 1
-
-
-def bounded(name: str, text: str | None, limit: int) -> str | None:
-    if text is not None and len(text) > limit:
-        raise RequestTooLarge(f"{name} is {len(text):,} characters; the server takes at most {limit:,}")
-    return text
-
-
-def manifest_identity(folder: Path) -> tuple | None:
-    """What names an index's content: (index_version, run, created) of its manifest.json, or
-    None without a readable one (a GraphRAG folder: then its stat alone tells a change)."""
-    try:
-        m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return (m.get("index_version"), m.get("run"), m.get("created")) if isinstance(m, dict) else None
 
 
 class OpenIndex:

@@ -13,7 +13,7 @@ import time
 import httpx
 import pytest
 
-from provrag.serve.service import ComputeQueue, ServerBusy
+from provrag.serve.queue import ComputeQueue, ServerBusy
 
 TEN_MB = 10 * 1024 * 1024
 
