@@ -51,19 +51,3 @@ class ComputeQueue:
         finally:
             with self.lock:
                 self.admitted -= 1
-
-
-def bounded(name: str, text: str | None, limit: int) -> str | None:
-    if text is not None and len(text) > limit:
-        raise RequestTooLarge(f"{name} is {len(text):,} characters; the server takes at most {limit:,}")
-    return text
-
-
-def manifest_identity(folder: Path) -> tuple | None:
-    """What names an index's content: (index_version, run, created) of its manifest.json, or
-    None without a readable one (a GraphRAG folder: then its stat alone tells a change)."""
-    try:
-        m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return (m.get("index_version"), m.get("run"), m.get("created")) if isinstance(m, dict) else None
