@@ -341,7 +341,9 @@ def add_routes(app: FastAPI, service: IndexService) -> None:
     def health() -> Response:
         return versioned(service.health())
 
-    @app.get("/v1/documents/{document}/pages/{page}", summary="A PDF page as PNG, the quote highlighted",
+    # {document:path}: a document in a subfolder is named by its path, slashes included
+    # ("manuals/r/R-FAQ.pdf"); found by the soak, where every page of such a document was a 404
+    @app.get("/v1/documents/{document:path}/pages/{page}", summary="A PDF page as PNG, the quote highlighted",
              response_class=Response,
              responses={**declared(400, 404, 422), 200: {"content": {"image/png": {}}}})
     def page_image(document: str = PathParam(max_length=200), page: int = PathParam(ge=1, le=100_000),

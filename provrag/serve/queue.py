@@ -26,8 +26,8 @@ class ComputeQueue:
     Hand-written rather than a library: it is a semaphore plus a counter; what it adds is the
     refusal with an estimate of the wait (the mean of recent run times x the queue ahead)."""
 
-    def __init__(self, slots: int, waiting: int):
-        self.slots, self.limit = slots, slots + waiting
+    def __init__(self, slots: int, waiting: int, max_wait_s: float = float("inf")):
+        self.slots, self.limit, self.max_wait_s = slots, slots + waiting, max_wait_s
         self.semaphore = threading.BoundedSemaphore(slots)
         self.lock = threading.Lock()
         self.admitted = 0              # running + waiting
@@ -36,8 +36,8 @@ class ComputeQueue:
     @contextmanager
     def turn(self):
         with self.lock:
-            if self.admitted >= self.limit:
-                wait = math.ceil(self.mean_s * (self.admitted - self.slots + 1) / self.slots)
+            wait = math.ceil(self.mean_s * (self.admitted - self.slots + 1) / self.slots)
+            if self.admitted >= self.limit or (self.admitted >= self.slots and wait > self.max_wait_s):
                 raise ServerBusy(f"server busy: {self.admitted} asks and verifies running or waiting; "
                                  f"retry in {max(1, wait)} s", retry_after_s=max(1, wait))
             self.admitted += 1

@@ -45,6 +45,9 @@ COMPUTE_SLOTS = max(1, (os.cpu_count() or 2) // 2)
 # request that times out after minutes. Each waiting request holds one of the 40 threads of the
 # server's pool (anyio's default), so the bound leaves threads for resolve, traces and health.
 MAX_WAITING = 24
+# and at most this long a wait, estimated from recent run times: 24 asks of 16 s each on one slot
+# made the last one wait 400 s (the soak on ~9,500 units); past it the answer is 429 at once
+MAX_WAIT_S = 120.0
 REAPPEAR_WAIT_S = 2.0   # an index folder briefly absent (a rebuild's two-rename fallback): wait this long
 
 log = logging.getLogger("provrag.serve")
@@ -150,7 +153,7 @@ class IndexService:
         self.current = OpenIndex(self.index_path)   # fail at start-up, not at the first request
         self.kind = self.current.reader.kind
         self.reopened = 0
-        self.compute = ComputeQueue(COMPUTE_SLOTS, MAX_WAITING)
+        self.compute = ComputeQueue(COMPUTE_SLOTS, MAX_WAITING, MAX_WAIT_S)
 
     # ---- the index, fresh at each request --------------------------------------------------------
 

@@ -255,3 +255,52 @@ def test_a_request_that_meets_a_rebuild_runs_again_on_the_new_version(tmp_path, 
         service.on_one_version(broken)
     assert len(calls) == 3               # not retried: the index did not change
     service.close()
+
+
+def test_the_queue_also_refuses_a_wait_longer_than_its_bound():
+    """Regression (the soak on ~9,500 units): 24 waiting asks of ~16 s on one slot made the last
+    one wait ~400 s before its turn; past the estimated wait bound the answer is 429 at once."""
+    queue = ComputeQueue(slots=1, waiting=24, max_wait_s=5)
+    queue.mean_s = 10.0
+    release, holding = threading.Event(), threading.Event()
+
+    def hold():
+        with queue.turn():
+            holding.set()
+            release.wait(30)
+
+    running = threading.Thread(target=hold)
+    running.start()
+    assert holding.wait(10)
+    with pytest.raises(ServerBusy) as busy:      # one ahead of it: a wait of ~10 s > 5 s
+        with queue.turn():
+            pass
+    assert busy.value.retry_after_s == 10
+    release.set()
+    running.join(10)
+
+
+def test_a_pdf_in_a_subfolder_has_page_images(tmp_path, small_corpus, monkeypatch):
+    """Regression (the soak: every page image of the ~9,500-unit index was a 404): the route took
+    one path segment, so a document named by its path in a subfolder ("squad/x.pdf") never matched."""
+    import shutil
+
+    from starlette.testclient import TestClient
+
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+    from provrag.serve.app import create_app
+    from provrag.serve.service import IndexService
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    docs = tmp_path / "docs"
+    (docs / "manuals" / "r").mkdir(parents=True)
+    shutil.copyfile(small_corpus / "R-FAQ.pdf", docs / "manuals" / "r" / "R-FAQ.pdf")
+    run_index(docs, tmp_path / "idx", load_config())
+    service = IndexService(tmp_path / "idx", load_config())
+    with TestClient(create_app(service)) as client:
+        drawn = client.get("/v1/documents/manuals/r/R-FAQ.pdf/pages/1")
+        assert drawn.status_code == 200 and drawn.content[:4] == b"\x89PNG"
+        for bad in ("manuals/r/../../../etc/passwd", "manuals/r/R-FAQ.pdf/../../x", "/etc/passwd"):
+            r = client.get(f"/v1/documents/{bad}/pages/1")
+            assert r.status_code in (404, 422) and list(r.json()) == ["error"], (bad, r.status_code)
