@@ -93,7 +93,7 @@ class StdioServer:
         if self.proc.poll() is None:
             self.proc.stdin.close()
             try:
-                self.proc.wait(timeout=30)
+                self.proc.wait(timeout=180)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -159,7 +159,7 @@ def test_stdio_client_that_disconnects_mid_call_ends_the_server_cleanly(small_se
     time.sleep(0.3)
     t0 = time.monotonic()
     code = server.close()
-    assert code == 0 and time.monotonic() - t0 < 120
+    assert code == 0 and time.monotonic() - t0 < 180   # the running ask ends first (seconds; minutes on a loaded machine)
     assert "Traceback" not in (tmp_path / "stderr.log").read_text(errors="replace")
 
 
