@@ -24,6 +24,7 @@ import datetime as dt
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import threading
@@ -87,15 +88,39 @@ def request(client, base: str, route: str, rng: random.Random, stuff: dict):
     return client.get(f"{base}/v1/health")
 
 
+def start_server(index: Path, env: dict, log: Path):
+    """`provrag serve` with its stderr in a file (a pipe nobody reads would fill and stall it)."""
+    import httpx
+
+    from serve_speed import free_port
+
+    port = free_port()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([str(Path(sys.executable).parent / "provrag"), "serve", "--index", str(index),
+                                 "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited: {log.read_text(errors='replace')[-500:]}")
+        try:
+            if httpx.get(f"{base}/v1/health", timeout=5).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    proc.kill()
+    raise SystemExit("server did not answer /v1/health within 300 s")
+
+
 def run_soak(index: Path, clients: int = 32, seconds: float = 300, warmup: float = 60, seed: int = 29,
              env: dict | None = None, prepared: int = len(QUESTIONS)) -> dict:
     """The soak over `index`; the figures as a dict (see the module docstring)."""
     import httpx
 
-    from serve_speed import start_server
-
     env = env or dict(os.environ, XDG_DATA_HOME=tempfile.mkdtemp())
-    proc, base = start_server(str(Path(sys.executable).parent / "provrag"), index, env)
+    server_log = Path(env["XDG_DATA_HOME"]) / "serve.log"
+    proc, base = start_server(index, env, server_log)
     samples: list[dict] = []
     log: list[tuple[str, int | str, float, float]] = []     # (route, status or error, seconds, at)
     stop = threading.Event()
@@ -142,7 +167,11 @@ def run_soak(index: Path, clients: int = 32, seconds: float = 300, warmup: float
             proc.wait(timeout=30)
         except Exception:
             proc.kill()
-    return summarise(log, samples, t_start, warmup, clients, seconds, wall)
+    res = summarise(log, samples, t_start, warmup, clients, seconds, wall)
+    text = server_log.read_text(errors="replace")
+    res["server_log"] = {"tracebacks": text.count("Traceback"),
+                         "errors": [line for line in text.splitlines() if "ERROR" in line or "Error" in line][:10]}
+    return res
 
 
 def summarise(log, samples, t_start, warmup, clients, seconds, wall) -> dict:
