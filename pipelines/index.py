@@ -168,9 +168,25 @@ def run_index(docs: Path, out: Path, cfg: Config, progress=None, wait=None, full
         try:
             with make_executor(cfg) as executor:  # Ray joined or started here, for this run only
                 return _build(docs, out, tmp, cfg, progress, full, executor)
+        except OSError as e:
+            store.abort(tmp)
+            if not out_of_space(e):
+                raise
+            before = "the previous index is unchanged" if (out / schema.MANIFEST).is_file() else "no index was written"
+            raise IndexBuildError(f"cannot write the index to {escape_path(out)}: no space left on the device "
+                                  f"({before}; free some space and run again)") from None
         except BaseException:
             store.abort(tmp)
             raise
+
+
+def out_of_space(e: OSError) -> bool:
+    """A write refused for lack of space or quota (pyarrow's writers raise OSError without an
+    errno: their message says it)."""
+    import errno
+
+    return e.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(e) \
+        or "Disk quota exceeded" in str(e)
 
 
 def release_freed_memory() -> None:

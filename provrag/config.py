@@ -352,6 +352,10 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
             raise ConfigError(f"config file is a folder: {p}") from None
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"config file {p} is not valid TOML: {e}") from None
+        except UnicodeDecodeError as e:    # TOML is UTF-8; tomllib lets the decoding error through
+            raise ConfigError(f"config file {p} is not UTF-8 text (byte {e.start}: {e.reason})") from None
+        except OSError as e:
+            raise ConfigError(f"cannot read config file {p}: {e.strerror or e}") from None
         raw = _merge(raw, user)
     if overrides:
         raw = _merge(raw, overrides)

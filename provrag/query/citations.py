@@ -189,7 +189,7 @@ def _read_ids(arg: str) -> tuple[list[int], bool, list[str]]:
         if not t:
             continue
         t = re.sub(r"^(?:#|id\s*|no\.?\s*)", "", t, flags=re.I).strip()
-        if t.isdigit():
+        if t.isdecimal():   # not isdigit(): "²" and "①" are digits that int() refuses
             _add(ids, int(t))
         elif _MORE_RE.match(t):
             more = True

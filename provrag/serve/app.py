@@ -12,7 +12,6 @@ never blocks the event loop and concurrent requests each get their own DuckDB cu
 """
 from __future__ import annotations
 
-import hmac
 import logging
 import os
 import sys
@@ -22,13 +21,12 @@ from typing import Literal
 from fastapi import FastAPI, Query
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from provrag.errors import ProvragError
-from provrag.results import json_document
 from provrag.serve.service import (
     MAX_ANSWER_CHARS,
     MAX_QUESTION_CHARS,
@@ -39,10 +37,13 @@ from provrag.serve.service import (
     IndexService,
     IndexUnavailable,
     RequestTooLarge,
+    served_version,
 )
+from provrag.serve.queue import ServerBusy
+from provrag.serve.gate import Gate, error_body, json_body
 
-MAX_BODY_BYTES = 1 << 20          # a request body beyond this is refused before it is parsed
 MAX_TRACE_ID_CHARS = 64
+VERSION_HEADER = "X-Provrag-Index-Version"   # on every response made on the index: the version it read
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 API_PREFIXES = ("/v1/", "/mcp", "/openapi.json")   # everything else is the web app (provrag/serve/web/)
 
@@ -55,16 +56,29 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# some character that str.strip() keeps: a blank question or answer is refused by the schema (422), as a
+# client generated from /openapi.json knows, not later by the pipeline (Python's strip() also removes
+# \x1c-\x1f, which are not whitespace to JSON Schema's \s)
+NOT_BLANK = r"[^\s\x1c-\x1f]"
+
+
 class AskRequest(Strict):
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question.")
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=NOT_BLANK, description="The question.")
     method: Literal["auto", "global", "local", "basic"] | None = Field(
         None, description="Search method (default: [search] default_method of the server's config).")
+
+
+# "exactly one of answer or trace_id" in the schema itself, so a client generated from
+# /openapi.json (or a fuzzer) knows `{}` is refused: a string in one field, the other absent or null
+EXACTLY_ONE = {"oneOf": [{"required": [f], "properties": {f: {"type": "string"}}} for f in ("answer", "trace_id")]}
 
 
 class AnswerOrTrace(Strict):
     """An answer given as text, or as the stored ask trace that holds it: exactly one of the two."""
 
-    answer: str | None = Field(None, min_length=1, max_length=MAX_ANSWER_CHARS,
+    model_config = ConfigDict(extra="forbid", json_schema_extra=EXACTLY_ONE)
+
+    answer: str | None = Field(None, min_length=1, max_length=MAX_ANSWER_CHARS, pattern=NOT_BLANK,
                                description="The answer text, with its [Data: …] citations.")
     trace_id: str | None = Field(None, min_length=1, max_length=MAX_TRACE_ID_CHARS,
                                  description="Instead of answer: the answer of this stored ask trace ('last': the newest).")
@@ -87,14 +101,32 @@ class VerifyRequest(AnswerOrTrace):
 
 # ---- responses and errors ---------------------------------------------------------------------------
 
-def json_body(obj, status: int = 200, headers: dict | None = None) -> Response:
-    return Response(json_document(obj) + "\n", status_code=status, media_type="application/json", headers=headers)
+class ErrorBody(BaseModel):
+    """Every error response: one line saying what went wrong and, where it helps, what to do."""
+
+    error: str
 
 
-def error_body(status: int, message: str, headers: dict | None = None) -> Response:
-    line = (message or "").strip().splitlines()
-    return json_body({"error": line[0] if line else f"HTTP {status}"}, status, headers)
+def declared(*statuses: int, result: dict | None = None) -> dict:
+    """The `responses` of a route for /openapi.json: its 200 document (`result`: a JSON schema)
+    and exactly the error statuses it can answer, each an ErrorBody. Every route may also answer
+    401 (a token is set), 413 (body over the bound) and 503 (the index unreadable), so those are
+    always declared."""
+    why = {400: "Bad input (one line)", 401: "Missing or wrong bearer token", 404: "No such trace, document or page",
+           413: "Request body or a field over the server's bound", 422: "The request does not match this schema",
+           429: "Too many requests waiting: retry after Retry-After seconds", 503: "The index cannot be read now"}
+    out: dict = {200: {"content": {"application/json": {"schema": result}}}} if result is not None else {}
+    for status in sorted({*statuses, 401, 413, 503}):
+        out[status] = {"model": ErrorBody, "description": why[status]}
+        if status == 429:
+            out[status]["headers"] = {"Retry-After": {"schema": {"type": "integer"},
+                                                      "description": "Seconds to wait before retrying"}}
+    return out
 
+
+def document_with(*keys: str) -> dict:
+    """The schema of a result document: a JSON object that has at least these keys."""
+    return {"type": "object", "required": list(keys)}
 
 def status_of(e: ProvragError) -> int:
     """The CLI's exit-code meaning as an HTTP status."""
@@ -102,6 +134,8 @@ def status_of(e: ProvragError) -> int:
     from provrag.store.reader import IndexNotFound
     from provrag.store.traces import TraceNotFound
 
+    if isinstance(e, ServerBusy):
+        return 429
     if isinstance(e, RequestTooLarge):
         return 413
     if isinstance(e, (TraceNotFound, DocumentNotFound)):
@@ -126,6 +160,8 @@ def validation_message(exc: RequestValidationError) -> tuple[int, str]:
         if not where and e.get("type") in ("model_attributes_type", "dict_type", "missing"):
             return 422, "the body must be a JSON object (Content-Type: application/json)"
         msg = " ".join(str(e.get("msg", "invalid")).removeprefix("Value error, ").split())
+        if e.get("type") == "string_pattern_mismatch" and e.get("ctx", {}).get("pattern") == NOT_BLANK:
+            msg = "must not be blank"
         parts.append(f"{where}: {msg}" if where else msg)
     status = 413 if any(e.get("type") in ("string_too_long", "too_long") for e in errors) else 422
     more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
@@ -148,7 +184,8 @@ def add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ProvragError)
     async def provrag_error(request, exc: ProvragError):
-        return refuse(request, status_of(exc), str(exc) or type(exc).__name__)
+        retry = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, ServerBusy) else None
+        return refuse(request, status_of(exc), str(exc) or type(exc).__name__, retry)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request, exc: RequestValidationError):
@@ -167,52 +204,6 @@ def add_error_handlers(app: FastAPI) -> None:
         # Starlette re-raises after this response, so the server log gets the traceback
         first = str(exc).splitlines()[0][:200] if str(exc) else ""
         return error_body(500, f"internal error: {type(exc).__name__}{': ' + first if first else ''}")
-
-
-class Gate:
-    """ASGI middleware in front of everything (docs and /mcp too): the bearer token when one is
-    set (constant-time comparison), and a body-size bound checked before any body is read."""
-
-    def __init__(self, app, token: str | None, max_body: int = MAX_BODY_BYTES):
-        from provrag.serve.web.guard import session_value
-
-        self.app, self.max_body = app, max_body
-        self.expected = f"Bearer {token}".encode() if token else None
-        self.session = session_value(token) if token else None   # the web app's sign-in cookie
-
-    def signed_in(self, scope, headers: dict) -> bool:
-        """The bearer token, or the web app's session cookie (serve/web/guard.py); POST /login
-        passes so that a browser can sign in."""
-        from provrag.serve.web.guard import cookie_of
-
-        if hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
-            return True
-        cookie = cookie_of(headers)
-        if cookie is not None and hmac.compare_digest(cookie.encode("latin-1"), self.session.encode()):
-            return True
-        return scope.get("path") == "/login" and scope.get("method") == "POST"
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        headers = dict(scope.get("headers") or [])
-        refusal = None
-        if self.expected is not None and not self.signed_in(scope, headers):
-            from provrag.serve.web.guard import login_page, wants_html
-
-            if wants_html(headers):   # a browser: the sign-in form, still a refusal
-                target = scope.get("path", "/") + ("?" + scope["query_string"].decode("latin-1")
-                                                   if scope.get("query_string") else "")
-                refusal = HTMLResponse(login_page(target=target), status_code=401,
-                                       headers={"WWW-Authenticate": "Bearer", "Cache-Control": "no-store"})
-            else:
-                refusal = error_body(401, "missing or wrong bearer token (Authorization: Bearer <token>)",
-                                     {"WWW-Authenticate": "Bearer"})
-        elif headers.get(b"content-length", b"0").isdigit() and int(headers.get(b"content-length", b"0")) > self.max_body:
-            refusal = error_body(413, f"request body over {self.max_body:,} bytes")
-        if refusal is not None:
-            return await refusal(scope, receive, send)
-        return await self.app(scope, receive, send)
 
 
 # ---- the app ------------------------------------------------------------------------------------------
@@ -261,41 +252,61 @@ def create_app(service: IndexService, token: str | None = None, host: str = "127
     return app
 
 
+def versioned(doc, headers: dict | None = None) -> Response:
+    """A result as JSON, with the header naming the index version it was made on (the version the
+    request's cursor read: a rebuild may swap the index between two requests, never inside one)."""
+    version = served_version.get()
+    return json_body(doc, headers=(headers or {}) | ({VERSION_HEADER: version} if version else {}))
+
+
 def add_routes(app: FastAPI, service: IndexService) -> None:
-    @app.post("/v1/ask", summary="provrag ask QUESTION --json")
+    @app.post("/v1/ask", summary="provrag ask QUESTION --json",
+              responses=declared(400, 422, 429, result=document_with("trace_id", "question", "answer", "sources",
+                                                                     "index_version")))
     def ask(body: AskRequest) -> Response:
-        return json_body(service.ask(body.question, method=body.method).to_json())
+        return versioned(service.ask(body.question, method=body.method).to_json())
 
-    @app.post("/v1/resolve", summary="provrag resolve ANSWER --json")
+    @app.post("/v1/resolve", summary="provrag resolve ANSWER --json",
+              responses=declared(400, 404, 422, result=document_with("answer", "citations", "sources", "unresolved",
+                                                                     "index")))
     def resolve(body: ResolveRequest) -> Response:
-        return json_body(service.resolve(body.answer, top_k=body.top_k, trace_id=body.trace_id).to_json())
+        return versioned(service.resolve(body.answer, top_k=body.top_k, trace_id=body.trace_id).to_json())
 
-    @app.post("/v1/verify", summary="provrag verify --answer A [--question Q] | --trace ID --json")
+    @app.post("/v1/verify", summary="provrag verify --answer A [--question Q] | --trace ID --json",
+              responses=declared(400, 404, 422, 429, result=document_with("trace_id", "claims", "summary")))
     def verify(body: VerifyRequest) -> Response:
-        return json_body(service.verify(answer=body.answer, question=body.question, trace_id=body.trace_id).to_json())
+        return versioned(service.verify(answer=body.answer, question=body.question, trace_id=body.trace_id).to_json())
 
-    @app.get("/v1/traces", summary="provrag log --json")
+    @app.get("/v1/traces", summary="provrag log --json",
+             responses=declared(422, result={"type": "array", "items": document_with("trace_id", "kind")}))
     def traces(n: int = Query(20, ge=0, le=MAX_TRACES), text: str | None = Query(None, max_length=200),
                kind: Literal["ask", "verify"] | None = None) -> Response:
         return json_body(service.traces(n=n, text=text, kind=kind))
 
-    @app.get("/v1/traces/{trace_id}", summary="provrag trace ID --format json|prov")
+    @app.get("/v1/traces/{trace_id}", summary="provrag trace ID --format json|prov",
+             responses=declared(404, 422, result={"type": "object"}))
     def trace(trace_id: str = PathParam(max_length=MAX_TRACE_ID_CHARS),
               format: Literal["json", "prov"] = "json") -> Response:
         return json_body(service.trace(trace_id, fmt=format))
 
-    @app.get("/v1/health", summary="The index served (kind, version, tables and rows) and the engine")
+    @app.get("/v1/health", summary="The index served (kind, version, tables and rows) and the engine",
+             responses=declared(result=document_with("status", "kind", "index_version", "tables", "engine")))
     def health() -> Response:
-        return json_body(service.health())
+        return versioned(service.health())
 
-    @app.get("/v1/documents/{document}/pages/{page}", summary="A PDF page as PNG, the quote highlighted",
-             response_class=Response, responses={200: {"content": {"image/png": {}}}})
+    # {document:path}: a document in a subfolder is named by its path, slashes included
+    # ("manuals/r/R-FAQ.pdf"); found by the soak, where every page of such a document was a 404
+    @app.get("/v1/documents/{document:path}/pages/{page}", summary="A PDF page as PNG, the quote highlighted",
+             response_class=Response,
+             responses={**declared(400, 404, 422), 200: {"content": {"image/png": {}}}})
     def page_image(document: str = PathParam(max_length=200), page: int = PathParam(ge=1, le=100_000),
                    quote: str | None = Query(None, max_length=MAX_QUOTE_CHARS)) -> Response:
         drawn = service.page_image(document, page, quote)
+        version = served_version.get()
         return Response(drawn["png"], media_type="image/png",
                         headers={"X-Provrag-Quote-Found": "true" if drawn["found"] else "false",
-                                 "X-Provrag-Match": str(drawn["match"] or ""), "Cache-Control": "no-store"})
+                                 "X-Provrag-Match": str(drawn["match"] or ""), "Cache-Control": "no-store"}
+                        | ({VERSION_HEADER: version} if version else {}))
 
 
 def serve(index_path, cfg, host: str = "127.0.0.1", port: int = 8507, token_env: str | None = None) -> None:

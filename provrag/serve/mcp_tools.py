@@ -19,7 +19,9 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import (INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError,
+                       TextContent, ToolAnnotations)
 from pydantic import Field, ValidationError
 
 from provrag.errors import ProvragError
@@ -54,9 +56,18 @@ Method = Literal["auto", "local", "global", "basic"]
 class ProvragMCPServer(MCPServer):
     """MCPServer whose argument errors read as one line ("question: Field required") instead of
     pydantic's multi-line dump: an agent re-reads the message to fix its call, and a one-line
-    message is what the CLI and the HTTP API give for the same mistake."""
+    message is what the CLI and the HTTP API give for the same mistake.
+
+    Two protocol mistakes get the JSON-RPC error the specifications prescribe, where the SDK gives
+    none or a tool result: a call of a tool that does not exist (-32602, as MCP's spec shows it),
+    and over stdio a line that is not JSON (-32700) or not a JSON-RPC message (-32600): the SDK
+    drops such a line with a debug log, and a client that sent it waits forever for its answer.
+    Wrong argument types stay tool errors (isError): MCP asks for that, so the model can fix its call."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        if name not in {tool.name for tool in await self.list_tools()}:
+            known = ", ".join(sorted(tool.name for tool in await self.list_tools()))
+            raise MCPError(INVALID_PARAMS, f"unknown tool {name[:80]!r} (the tools: {known})")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -64,6 +75,46 @@ class ProvragMCPServer(MCPServer):
             if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
                 raise ToolError(f"Error executing tool {name}: {argument_errors(cause)}") from cause
             raise
+
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio loop, with a JSON-RPC error written back for every unreadable line."""
+        import anyio
+        from mcp.server.stdio import stdio_server
+        from mcp.shared.message import SessionMessage
+
+        async with stdio_server() as (read_stream, write_stream):
+            readable_in, readable_out = anyio.create_memory_object_stream(0)
+
+            async def answer_unreadable_lines():
+                async with readable_in:
+                    async for item in read_stream:
+                        if isinstance(item, Exception):
+                            await write_stream.send(SessionMessage(rpc_error_of(item)))
+                        else:
+                            await readable_in.send(item)
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(answer_unreadable_lines)
+                await self._lowlevel_server.run(readable_out, write_stream,
+                                                self._lowlevel_server.create_initialization_options())
+
+
+def rpc_error_of(error: Exception) -> JSONRPCError:
+    """The JSON-RPC error answering a line the transport could not read as a message: -32700
+    when it is not JSON, -32600 when it is JSON but not a JSON-RPC message (answered with its id
+    when it has a usable one, else null, as JSON-RPC 2.0 says)."""
+    problems = error.errors(include_url=False) if isinstance(error, ValidationError) else []
+    if not problems or any(p.get("type") == "json_invalid" for p in problems):
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
+            code=PARSE_ERROR, message="Parse error: the line is not JSON (one JSON-RPC message per line)"))
+    # a "missing" error's input is the whole message: the first dict among them holds its id
+    sent = next((p["input"] for p in problems if isinstance(p.get("input"), dict) and "id" in p["input"]), None)
+    rid = sent.get("id") if isinstance(sent, dict) else None
+    rid = rid if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)) else None
+    return JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(
+        code=INVALID_REQUEST, message='Invalid request: not a JSON-RPC 2.0 message (jsonrpc "2.0" and a '
+                                      'method, or a result or an error)'))
 
 
 def argument_errors(error: ValidationError) -> str:

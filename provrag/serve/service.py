@@ -24,10 +24,12 @@ import os
 import threading
 import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from provrag.config import Config
 from provrag.errors import UsageError
+from provrag.serve.queue import ComputeQueue
 
 MAX_QUESTION_CHARS = 2_000
 MAX_ANSWER_CHARS = 50_000
@@ -38,6 +40,14 @@ IDLE_CURSORS = 8        # cursors kept for reuse; more concurrent requests each 
 # asks and verifies at once: each runs the MiniLM encoder on every core (BLAS threads); more at
 # once only thrash (measured: 8 concurrent asks on 2 cores gave 0.64 req/s against 0.92 for one at a time)
 COMPUTE_SLOTS = max(1, (os.cpu_count() or 2) // 2)
+# asks and verifies that may wait for a compute slot; one more is refused at once (HTTP 429 with
+# Retry-After) rather than queued without end: a crowd gets a fast "come back in N s", never a
+# request that times out after minutes. Each waiting request holds one of the 40 threads of the
+# server's pool (anyio's default), so the bound leaves threads for resolve, traces and health.
+MAX_WAITING = 24
+# and at most this long a wait, estimated from recent run times: 24 asks of 16 s each on one slot
+# made the last one wait 400 s (the soak on ~9,500 units); past it the answer is 429 at once
+MAX_WAIT_S = 120.0
 REAPPEAR_WAIT_S = 2.0   # an index folder briefly absent (a rebuild's two-rename fallback): wait this long
 
 log = logging.getLogger("provrag.serve")
@@ -53,6 +63,11 @@ class DocumentNotFound(UsageError):
 
 class IndexUnavailable(UsageError):
     """The served index cannot be read right now: gone, unreadable, or being replaced."""
+
+
+# the index version (manifest's index_version) the current request read: set where the request
+# borrows its cursor, read by the HTTP layer for the X-Provrag-Index-Version header
+served_version: ContextVar[str | None] = ContextVar("served_version", default=None)
 
 
 def bounded(name: str, text: str | None, limit: int) -> str | None:
@@ -138,7 +153,7 @@ class IndexService:
         self.current = OpenIndex(self.index_path)   # fail at start-up, not at the first request
         self.kind = self.current.reader.kind
         self.reopened = 0
-        self.compute = threading.BoundedSemaphore(COMPUTE_SLOTS)
+        self.compute = ComputeQueue(COMPUTE_SLOTS, MAX_WAITING, MAX_WAIT_S)
 
     # ---- the index, fresh at each request --------------------------------------------------------
 
@@ -170,18 +185,43 @@ class IndexService:
             return new
 
     @contextmanager
-    def reader(self):
-        """An IndexReader of the current index through a cursor of its own, for one request."""
+    def borrowed(self):
+        """(the version, an IndexReader of it through a cursor of its own), for one request."""
         twin = None
         while twin is None:          # retired between fresh() and lend(): take the new version
             opened = self.fresh()
             twin = opened.lend()
+        served_version.set((opened.identity or (None,))[0])
         ok = False
         try:
-            yield twin
+            yield opened, twin
             ok = True
         finally:
             opened.give_back(twin, reusable=ok)
+
+    @contextmanager
+    def reader(self):
+        """An IndexReader of the current index through a cursor of its own, for one request."""
+        with self.borrowed() as (_, twin):
+            yield twin
+
+    def on_one_version(self, work):
+        """`work(reader)` on the current version of the index.
+
+        A rebuild swaps the index folder while requests run, and DuckDB reads the tables by path:
+        a request reading when the swap comes can fail halfway, however the pipeline wraps it (a
+        parquet footer of one version, the bytes of the next: "TProtocolException: Invalid data",
+        "attempted range … file size"; found by kill -9 trials while serving). A request that
+        failed while the version it started on was replaced runs again on the new version (at
+        most twice); a failure on an unchanged index is the request's own and is raised."""
+        for attempt in range(3):
+            with self.borrowed() as (opened, r):
+                try:
+                    return work(r)
+                except Exception:
+                    if attempt == 2 or stamp_of(opened.watched) == opened.stamp:
+                        raise
+            log.info("a request met a rebuild of %s: run again on the new version", self.index_path)
 
     def close(self) -> None:
         self.current.retire()
@@ -193,8 +233,9 @@ class IndexService:
         from provrag.pipelines.ask import run_ask
 
         bounded("question", question, MAX_QUESTION_CHARS)
-        with self.compute, self.reader() as r:
-            result = run_ask(question, self.index_path, self.cfg, method=method, reader=r)
+        with self.compute.turn():
+            result = self.on_one_version(lambda r: run_ask(question, self.index_path, self.cfg, method=method,
+                                                           reader=r))
         if result.trace_error:
             log.warning("ask %s: %s", result.trace_id, result.trace_error)
         return result
@@ -208,8 +249,8 @@ class IndexService:
         bounded("answer", answer, MAX_ANSWER_CHARS)
         if trace_id is not None:
             self.trace(trace_id)       # a missing trace is "not found", not bad input
-        with self.reader() as r:
-            return run_resolve(self.index_path, answer, self.cfg, top_k=top_k, trace_id=trace_id, reader=r)
+        return self.on_one_version(lambda r: run_resolve(self.index_path, answer, self.cfg, top_k=top_k,
+                                                         trace_id=trace_id, reader=r))
 
     def verify(self, answer: str | None = None, question: str | None = None, trace_id: str | None = None):
         """`provrag verify --answer A [--question Q]` or `--trace ID`: a VerifyResult, its trace stored."""
@@ -219,9 +260,9 @@ class IndexService:
         bounded("question", question, MAX_QUESTION_CHARS)
         if trace_id is not None and answer is None:
             self.trace(trace_id)
-        with self.compute, self.reader() as r:
-            result = run_verify(self.index_path, self.cfg, answer=answer, trace_id=trace_id, question=question,
-                                reader=r)
+        with self.compute.turn():
+            result = self.on_one_version(lambda r: run_verify(self.index_path, self.cfg, answer=answer,
+                                                              trace_id=trace_id, question=question, reader=r))
         if result.trace_error:
             log.warning("verify %s: %s", result.trace_id, result.trace_error)
         return result
@@ -311,10 +352,10 @@ class IndexService:
         """What is served: the index (kind, version, each table's rows) and the engine answering."""
         from provrag import __version__
 
-        with self.reader() as r:
-            m = r.manifest()
-            tables = {t: r.count(t) for t, f in r.tables.items() if f is not None}
-            embedder = r.embedder()
+        def read(r):
+            return r, r.manifest(), {t: r.count(t) for t, f in r.tables.items() if f is not None}, r.embedder()
+
+        r, m, tables, embedder = self.on_one_version(read)
         llm = self.cfg.llm
         return {"status": "ok", "provrag_version": __version__, "index": str(r.path), "kind": r.kind,
                 "index_version": m.get("index_version"), "run": m.get("run"), "created": m.get("created"),
@@ -350,12 +391,11 @@ class IndexService:
 
     def document_path(self, document: str) -> str:
         """documents.path of the one document named by id, human_readable_id, path or title."""
-        with self.reader() as r:
-            rows = r.con.execute(
-                "SELECT path, 0 AS pref FROM documents WHERE id = $d UNION ALL "
-                "SELECT path, 1 FROM documents WHERE CAST(human_readable_id AS VARCHAR) = $d UNION ALL "
-                "SELECT path, 2 FROM documents WHERE path = $d UNION ALL "
-                "SELECT path, 3 FROM documents WHERE title = $d ORDER BY pref", {"d": document}).fetchall()
+        rows = self.on_one_version(lambda r: r.con.execute(
+            "SELECT path, 0 AS pref FROM documents WHERE id = $d UNION ALL "
+            "SELECT path, 1 FROM documents WHERE CAST(human_readable_id AS VARCHAR) = $d UNION ALL "
+            "SELECT path, 2 FROM documents WHERE path = $d UNION ALL "
+            "SELECT path, 3 FROM documents WHERE title = $d ORDER BY pref", {"d": document}).fetchall())
         best = [p for p, pref in rows if pref == rows[0][1]] if rows else []
         if not best:
             raise DocumentNotFound(f"no document {document!r} in the index")

@@ -149,19 +149,40 @@ def commit(tmp: Path, out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise WriteError(f"cannot write the index to {out}: it is a file")
     if out.exists():
-        for keep in KEEP_ACROSS_RUNS:
-            src, dst = out / keep, tmp / keep
-            if src.is_dir() and not dst.exists():
-                shutil.copytree(src, dst)
+        kept = [keep for keep in KEEP_ACROSS_RUNS if (out / keep).is_dir() and not (tmp / keep).exists()]
+        for keep in kept:
+            _copy_live(out / keep, tmp / keep)
         if _exchange(tmp, out):
+            for keep in kept:                       # traces finished between the copy and the swap
+                _copy_live(tmp / keep, out / keep)
             shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old index
             return
         old = out.parent / f"{_OLD_PREFIX}{out.name}-{os.getpid()}"
         os.rename(out, old)
         os.rename(tmp, out)
+        for keep in kept:
+            _copy_live(old / keep, out / keep)
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.rename(tmp, out)
+
+
+def _copy_live(src: Path, dst: Path) -> None:
+    """Copy the files of `src` that `dst` lacks, while others may write `src`: a running server
+    stores traces there (a hidden `.….tmp` file renamed into place), so a file may vanish between
+    listing and copying, and an unfinished one is not a trace. (shutil.copytree raised on the
+    vanished file and the whole index run failed at its last step: found by kill -9 trials while
+    serving.)"""
+    for root, _dirs, files in os.walk(src):
+        target = dst / Path(root).relative_to(src)
+        target.mkdir(parents=True, exist_ok=True)
+        for name in files:
+            if name.startswith(".") and name.endswith(".tmp") or (target / name).exists():
+                continue
+            try:
+                shutil.copy2(Path(root) / name, target / name)
+            except FileNotFoundError:
+                continue
 
 
 def abort(tmp: Path) -> None:

@@ -92,7 +92,9 @@ def test_ask_resolve_verify_trace_round_trip_equals_the_cli(server, small_served
 @pytest.mark.parametrize(("path", "body", "status", "says"), [
     ("/v1/ask", {"questoin": "typo"}, 422, "questoin"),
     ("/v1/ask", {"question": ""}, 422, "question"),
-    ("/v1/ask", {"question": "   "}, 400, "empty"),
+    ("/v1/ask", {"question": "   "}, 422, "question"),
+    ("/v1/ask", {"question": "\x1f\t"}, 422, "question"),
+    ("/v1/verify", {"answer": " \n "}, 422, "answer"),
     ("/v1/ask", {"question": "x", "method": "psychic"}, 422, "method"),
     ("/v1/ask", {"question": "x" * 2001}, 413, "2000"),
     ("/v1/ask", [1, 2], 422, "JSON object"),

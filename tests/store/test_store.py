@@ -65,3 +65,32 @@ def test_long_text_columns_are_written_without_statistics_or_dictionary(tmp_path
     assert not cols["text"].is_stats_set and "RLE_DICTIONARY" not in cols["text"].encodings
     assert cols["id"].is_stats_set and cols["text_unit_ids.list.element"].is_stats_set
     assert "RLE_DICTIONARY" in cols["text_unit_ids.list.element"].encodings
+
+
+def test_commit_while_a_server_writes_traces(tmp_path, monkeypatch):
+    """Regression (found by kill -9 trials while `provrag serve` answered): commit copied the trace
+    log with shutil.copytree, which raised when a trace being written (a hidden .tmp file renamed
+    into place) vanished mid-copy, and the whole index run failed at its last step; a trace
+    finished between the copy and the swap was lost with the old folder."""
+    out = tmp_path / "idx"
+    tmp = store.begin(out)
+    _write(tmp, 1)
+    store.commit(tmp, out)
+    queries = out / "queries"
+    queries.mkdir()
+    (queries / "q1.parquet").write_bytes(b"one")
+    (queries / ".q2.parquet.4242.tmp").symlink_to(tmp_path / "gone")   # listed, gone when copied
+    (queries / "q3.parquet").symlink_to(tmp_path / "gone-too")
+    real_exchange = store._exchange
+
+    def trace_lands_then_swap(a, b):       # a server finishes a trace just before the swap
+        (queries / "q4.parquet").write_bytes(b"four")
+        return real_exchange(a, b)
+
+    monkeypatch.setattr(store, "_exchange", trace_lands_then_swap)
+    tmp2 = store.begin(out)
+    _write(tmp2, 2)
+    store.commit(tmp2, out)
+    assert sorted(p.name for p in (out / "queries").iterdir()) == ["q1.parquet", "q4.parquet"]
+    assert (out / "queries" / "q4.parquet").read_bytes() == b"four"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".provrag")] == []

@@ -30,7 +30,7 @@ def add_routes(app: FastAPI) -> None:
     def login(request: Request, token: str = Form("", max_length=512),
               next: str = Form("/", max_length=2000)) -> HTMLResponse:
         """Sign in with the server's token: a session cookie (an HMAC of the token), then back to
-        the page asked for. Only reachable without a token when the server has one (app.Gate)."""
+        the page asked for. Only reachable without a token when the server has one (gate.Gate)."""
         import hmac
 
         session = request.app.state.web_session

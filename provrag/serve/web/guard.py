@@ -3,7 +3,7 @@ carries, and the checks a form post must pass.
 
 - A browser cannot send `Authorization: Bearer …` when it follows a link, so with `--token-env`
   a person signs in once: the token typed into the sign-in form becomes a cookie (HttpOnly,
-  SameSite=Strict) holding an HMAC of the token, never the token itself. app.Gate accepts either
+  SameSite=Strict) holding an HMAC of the token, never the token itself. gate.Gate accepts either
   the header or that cookie, on every route (the app, /docs, /v1, /mcp); any other request is
   refused with 401 (a browser gets the sign-in form with it).
 - Every page carries a Content-Security-Policy that allows scripts, styles and images from this

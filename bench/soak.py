@@ -1,0 +1,255 @@
+"""Load and soak of `provrag serve`: N concurrent clients for S seconds of mixed requests (issue 29).
+
+usage: python bench/soak.py --index INDEX [--build INDEX] [--clients 32] [--seconds 300] [--warmup 60]
+                            [--seed 29] [--out FILE]
+
+The index: the ~9,500-unit corpus of bench/ask_speed.py (`--build DIR` makes it once, minutes).
+The server is a `provrag serve` subprocess, as a user starts it. Each client (a thread with its
+own httpx client, its own seeded choice) sends, one after another until the time is up: ask,
+verify, resolve, a page image of a cited PDF page, the trace list, one stored trace, health
+(weights in MIX). A 429 is the server's designed answer to a crowd: the client waits its
+Retry-After (at most 5 s) and goes on; it is counted apart. Anything else that is not a 200 (or
+a transport error) is an error. Every 5 s the server's RSS, open files and threads are read
+from /proc. After the warm-up they must stay flat: RSS at the end within 10% + 32 MB of RSS when
+the warm-up ended, threads and open files at most a few above their post-warm-up peak.
+
+Prints p50/p95 per route, the requests and errors, and RSS/threads/files at start and end;
+writes bench/results/soak-<date>.json and .md. Exit 1 when there was an error or growth.
+Timings on the shared 2-core machine are noisy: they say what a crowd sees, not how fast it is.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+MIX = {"ask": 20, "verify": 10, "resolve": 25, "page": 15, "traces": 10, "trace": 10, "health": 10}
+QUESTIONS = ["What did the oil embargo of 1973 do to prices?", "What is packet switching?",
+             "Who first proposed packet switching?", "What are the main steps of building construction?",
+             "What did Lincoln say about emancipation?", "How do I install add-on packages in R?",
+             "Which countries took part in the embargo?", "What is a datagram?"]
+RSS_SLACK, RSS_SHARE, THREAD_SLACK, FILE_SLACK = 32.0, 0.10, 4, 8
+
+
+def proc_sample(pid: int) -> dict:
+    status = Path(f"/proc/{pid}/status").read_text()
+    field = {line.split(":")[0]: line.split(":")[1].strip() for line in status.splitlines() if ":" in line}
+    return {"t": time.monotonic(), "rss_mb": int(field["VmRSS"].split()[0]) / 1024, "threads": int(field["Threads"]),
+            "files": len(os.listdir(f"/proc/{pid}/fd"))}
+
+
+def percentile(xs: list[float], p: float) -> float | None:
+    xs = sorted(xs)
+    return round(xs[min(len(xs) - 1, max(0, round(p * (len(xs) - 1))))], 4) if xs else None
+
+
+def material(base: str, questions: list[str]) -> dict:
+    """Real answers, trace ids and cited PDF pages, made by the server before the clock starts."""
+    import httpx
+
+    answers, traces, pages = [], [], []
+    for q in questions:
+        r = httpx.post(f"{base}/v1/ask", json={"question": q}, timeout=600)
+        r.raise_for_status()
+        doc = r.json()
+        answers.append((q, doc["answer"]))
+        traces.append(doc["trace_id"])
+        pages += [(s["path"], s["page_start"], s.get("quote")) for s in doc["sources"]
+                  if str(s.get("path", "")).lower().endswith(".pdf") and s.get("page_start")]
+    return {"answers": answers, "traces": traces, "pages": pages or [(None, 1, None)]}
+
+
+def request(client, base: str, route: str, rng: random.Random, stuff: dict):
+    q, answer = rng.choice(stuff["answers"])
+    if route == "ask":
+        return client.post(f"{base}/v1/ask", json={"question": rng.choice(QUESTIONS)})
+    if route == "verify":
+        return client.post(f"{base}/v1/verify", json={"answer": answer, "question": q})
+    if route == "resolve":
+        return client.post(f"{base}/v1/resolve", json={"answer": answer, "top_k": rng.randint(1, 5)})
+    if route == "page":
+        path, page, quote = rng.choice(stuff["pages"])
+        return client.get(f"{base}/v1/documents/{path}/pages/{page}", params={"quote": quote} if quote else None)
+    if route == "traces":
+        return client.get(f"{base}/v1/traces", params={"n": rng.randint(1, 50)})
+    if route == "trace":
+        return client.get(f"{base}/v1/traces/{rng.choice(stuff['traces'])}")
+    return client.get(f"{base}/v1/health")
+
+
+def start_server(index: Path, env: dict, log: Path):
+    """`provrag serve` with its stderr in a file (a pipe nobody reads would fill and stall it)."""
+    import httpx
+
+    from serve_speed import free_port
+
+    port = free_port()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([str(Path(sys.executable).parent / "provrag"), "serve", "--index", str(index),
+                                 "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited: {log.read_text(errors='replace')[-500:]}")
+        try:
+            if httpx.get(f"{base}/v1/health", timeout=5).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    proc.kill()
+    raise SystemExit("server did not answer /v1/health within 300 s")
+
+
+def run_soak(index: Path, clients: int = 32, seconds: float = 300, warmup: float = 60, seed: int = 29,
+             env: dict | None = None, prepared: int = len(QUESTIONS)) -> dict:
+    """The soak over `index`; the figures as a dict (see the module docstring)."""
+    import httpx
+
+    env = env or dict(os.environ, XDG_DATA_HOME=tempfile.mkdtemp())
+    server_log = Path(env["XDG_DATA_HOME"]) / "serve.log"
+    proc, base = start_server(index, env, server_log)
+    samples: list[dict] = []
+    log: list[tuple[str, int | str, float, float]] = []     # (route, status or error, seconds, at)
+    stop = threading.Event()
+    try:
+        stuff = material(base, QUESTIONS[:prepared])
+        samples.append(proc_sample(proc.pid))
+        t_start = time.monotonic()
+        deadline = t_start + seconds
+
+        def sampler():
+            while not stop.wait(5):
+                samples.append(proc_sample(proc.pid))
+
+        def client_loop(n: int):
+            rng = random.Random(seed * 1000 + n)
+            routes, weights = list(MIX), list(MIX.values())
+            with httpx.Client(timeout=600) as client:
+                while time.monotonic() < deadline:
+                    route = rng.choices(routes, weights)[0]
+                    t0 = time.monotonic()
+                    try:
+                        r = request(client, base, route, rng, stuff)
+                        status = r.status_code
+                    except httpx.HTTPError as e:
+                        r, status = None, f"{type(e).__name__}: {str(e)[:100]}"
+                    log.append((route, status, time.monotonic() - t0, t0 - t_start))
+                    if status == 429:
+                        time.sleep(min(5.0, float(r.headers.get("retry-after", "1"))))
+
+        watcher = threading.Thread(target=sampler, daemon=True)
+        watcher.start()
+        threads = [threading.Thread(target=client_loop, args=(n,)) for n in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stop.set()
+        samples.append(proc_sample(proc.pid))
+        wall = time.monotonic() - t_start
+    finally:
+        stop.set()
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except Exception:
+            proc.kill()
+    res = summarise(log, samples, t_start, warmup, clients, seconds, wall)
+    text = server_log.read_text(errors="replace")
+    res["server_log"] = {"tracebacks": text.count("Traceback"),
+                         "errors": [line for line in text.splitlines() if "ERROR" in line or "Error" in line][:10]}
+    return res
+
+
+def summarise(log, samples, t_start, warmup, clients, seconds, wall) -> dict:
+    routes = {}
+    for route in MIX:
+        ok = [s for r, st, s, _ in log if r == route and st == 200]
+        routes[route] = {"requests": sum(r == route for r, *_ in log), "ok": len(ok),
+                         "busy_429": sum(r == route and st == 429 for r, st, *_ in log),
+                         "p50_s": percentile(ok, 0.5), "p95_s": percentile(ok, 0.95)}
+    errors = [(r, st) for r, st, *_ in log if st not in (200, 429)]
+    after = [s for s in samples if s["t"] - t_start >= warmup] or samples[-1:]
+    warm, end = after[0], samples[-1]
+    peak_threads = max(s["threads"] for s in after[: max(1, len(after) // 3)])
+    peak_files = max(s["files"] for s in after[: max(1, len(after) // 3)])
+    growth = {"rss_mb": round(end["rss_mb"] - warm["rss_mb"], 1),
+              "rss_ok": end["rss_mb"] <= warm["rss_mb"] * (1 + RSS_SHARE) + RSS_SLACK,
+              "threads_ok": end["threads"] <= peak_threads + THREAD_SLACK,
+              "files_ok": end["files"] <= peak_files + FILE_SLACK}
+    return {"clients": clients, "seconds": seconds, "wall_s": round(wall, 1), "warmup_s": warmup,
+            "requests": len(log), "ok": sum(st == 200 for _, st, *_ in log),
+            "busy_429": sum(st == 429 for _, st, *_ in log), "errors": len(errors),
+            "error_examples": sorted({f"{r}: {st}" for r, st in errors})[:10], "routes": routes,
+            "server": {"start": {k: samples[0][k] for k in ("rss_mb", "threads", "files")},
+                       "after_warmup": {k: warm[k] for k in ("rss_mb", "threads", "files")},
+                       "end": {k: end[k] for k in ("rss_mb", "threads", "files")},
+                       "rss_mb_series": [round(s["rss_mb"], 1) for s in samples]},
+            "flat": growth, "passed": not errors and all(v for k, v in growth.items() if k.endswith("_ok"))}
+
+
+def markdown(res: dict, index: Path, units: int | None) -> str:
+    s = res["server"]
+    lines = [f"# soak — {dt.date.today()}", "",
+             f"`provrag serve` on {index.name} ({units or '?'} text units), {res['clients']} concurrent clients for "
+             f"{res['seconds']:.0f} s (warm-up {res['warmup_s']:.0f} s), measured while the 2-core machine was shared "
+             "with other developers' work (latencies are what a crowd sees on a busy machine, not speed figures).", "",
+             f"requests {res['requests']}, ok {res['ok']}, designed 429 {res['busy_429']}, errors {res['errors']}", "",
+             "| route | requests | ok | 429 | p50 s | p95 s |", "|---|---:|---:|---:|---:|---:|"]
+    for route, r in res["routes"].items():
+        lines.append(f"| {route} | {r['requests']} | {r['ok']} | {r['busy_429']} | {r['p50_s']} | {r['p95_s']} |")
+    lines += ["", "| server | RSS MB | threads | open files |", "|---|---:|---:|---:|"]
+    for when in ("start", "after_warmup", "end"):
+        lines.append(f"| {when} | {s[when]['rss_mb']:.1f} | {s[when]['threads']} | {s[when]['files']} |")
+    lines += ["", f"flat after warm-up: {res['flat']}; passed: {res['passed']}", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index", type=Path)
+    ap.add_argument("--build", type=Path, help="index the ~9,500-unit bench corpus into this folder first")
+    ap.add_argument("--clients", type=int, default=32)
+    ap.add_argument("--seconds", type=float, default=300)
+    ap.add_argument("--warmup", type=float, default=60)
+    ap.add_argument("--seed", type=int, default=29)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    if args.build:
+        if not (args.build / "manifest.json").is_file():
+            from ask_speed import build
+
+            build(args.build)
+        args.index = args.index or args.build
+    if not args.index:
+        ap.error("give --index (or --build)")
+    res = run_soak(args.index, args.clients, args.seconds, args.warmup, args.seed)
+    try:
+        units = json.loads((args.index / "manifest.json").read_text())["counts"]["text_units"]
+    except (OSError, ValueError, KeyError):
+        units = None
+    res["index"], res["text_units"], res["date"] = str(args.index), units, str(dt.date.today())
+    res["machine"] = {"cpus": os.cpu_count(), "load_avg": os.getloadavg(), "shared": True}
+    out = args.out or ROOT / "bench" / "results" / f"soak-{dt.date.today()}.json"
+    out.write_text(json.dumps(res, indent=2) + "\n")
+    out.with_suffix(".md").write_text(markdown(res, args.index, units))
+    print(markdown(res, args.index, units))
+    print(f"wrote {out} and {out.with_suffix('.md')}")
+    return 0 if res["passed"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
