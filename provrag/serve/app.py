@@ -169,8 +169,12 @@ def validation_message(exc: RequestValidationError) -> tuple[int, str]:
 
 
 def for_pages(request) -> bool:
-    """A request to the web app (provrag/serve/web/): its errors are pages, not JSON lines."""
-    return not request.url.path.startswith(API_PREFIXES)
+    """A request to the web app (provrag/serve/web/): its errors are pages, not JSON lines. A path
+    that matches no route belongs to the app only for a browser (Accept: text/html); a program that
+    mistypes a path gets the one-line JSON the API answers with."""
+    if request.url.path.startswith(API_PREFIXES):
+        return False
+    return request.scope.get("route") is not None or "text/html" in request.headers.get("accept", "")
 
 
 def add_error_handlers(app: FastAPI) -> None:

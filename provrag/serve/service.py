@@ -342,7 +342,7 @@ class IndexService:
 
         with tempfile.TemporaryDirectory(prefix="provrag-report-") as tmp:
             out = Path(tmp) / "report.html"
-            with self.compute:
+            with self.compute.turn():
                 run_report(self.index_path, out, trace_id=trace_id, max_pages=max_pages, cfg=self.cfg)
             return out.read_text(encoding="utf-8")
 
