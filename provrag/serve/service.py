@@ -18,17 +18,16 @@ is that result's `to_json()`, never a second serializer.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
 import time
 from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 
 from provrag.config import Config
 from provrag.errors import UsageError
+from provrag.serve.opened import IndexUnavailable, OpenIndex, manifest_identity, served_version, stamp_of
 from provrag.serve.queue import ComputeQueue
 
 MAX_QUESTION_CHARS = 2_000
@@ -36,7 +35,6 @@ MAX_ANSWER_CHARS = 50_000
 MAX_QUOTE_CHARS = 2_000
 MAX_TOP_K = 50
 MAX_TRACES = 1_000
-IDLE_CURSORS = 8        # cursors kept for reuse; more concurrent requests each get a fresh one
 # asks and verifies at once: each runs the MiniLM encoder on every core (BLAS threads); more at
 # once only thrash (measured: 8 concurrent asks on 2 cores gave 0.64 req/s against 0.92 for one at a time)
 COMPUTE_SLOTS = max(1, (os.cpu_count() or 2) // 2)
@@ -61,86 +59,10 @@ class DocumentNotFound(UsageError):
     """No such document or page, or no drawable page image for it (one-line message)."""
 
 
-class IndexUnavailable(UsageError):
-    """The served index cannot be read right now: gone, unreadable, or being replaced."""
-
-
-# the index version (manifest's index_version) the current request read: set where the request
-# borrows its cursor, read by the HTTP layer for the X-Provrag-Index-Version header
-served_version: ContextVar[str | None] = ContextVar("served_version", default=None)
-
-
 def bounded(name: str, text: str | None, limit: int) -> str | None:
     if text is not None and len(text) > limit:
         raise RequestTooLarge(f"{name} is {len(text):,} characters; the server takes at most {limit:,}")
     return text
-
-
-def manifest_identity(folder: Path) -> tuple | None:
-    """What names an index's content: (index_version, run, created) of its manifest.json, or
-    None without a readable one (a GraphRAG folder: then its stat alone tells a change)."""
-    try:
-        m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return (m.get("index_version"), m.get("run"), m.get("created")) if isinstance(m, dict) else None
-
-
-class OpenIndex:
-    """One version of the index, opened once: its reader, what identifies it, the cursors it lends."""
-
-    def __init__(self, index_path: Path):
-        from provrag.store.reader import IndexNotFound, open_index
-
-        try:
-            self.reader = open_index(index_path)
-        except IndexNotFound as e:
-            raise IndexUnavailable(str(e)) from None
-        self.reader.embedder()      # loaded now, shared by every cursor
-        manifest = self.reader.path / "manifest.json"
-        self.watched = manifest if manifest.is_file() else self.reader.tables["text_units"]
-        self.stamp = stamp_of(self.watched)
-        self.identity = manifest_identity(self.reader.path)
-        self.lock = threading.Lock()
-        self.idle: list = []
-        self.lent = 0
-        self.retired = False
-
-    def lend(self):
-        """A reader through a cursor of its own; None once retired (the caller takes the newer version)."""
-        with self.lock:
-            if self.retired:
-                return None
-            self.lent += 1
-            return self.idle.pop() if self.idle else self.reader.cursor()
-
-    def give_back(self, twin, reusable: bool) -> None:
-        with self.lock:
-            self.lent -= 1
-            if reusable and not self.retired and len(self.idle) < IDLE_CURSORS:
-                self.idle.append(twin)
-            else:
-                twin.close()
-            if self.retired and self.lent == 0:
-                self.reader.close()
-
-    def retire(self) -> None:
-        """No new requests; the connection closes once the running ones have ended."""
-        with self.lock:
-            self.retired = True
-            for twin in self.idle:
-                twin.close()
-            self.idle.clear()
-            if self.lent == 0:
-                self.reader.close()
-
-
-def stamp_of(path: Path) -> tuple | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 class IndexService:

@@ -152,8 +152,8 @@ SUMMARY_KEYS = ["index", "documents", "documents_ok", "documents_failed", "docum
 def test_json_summary_agrees_with_the_tables_and_manifest(built):
     _, out, summary = built
     assert list(summary) == SUMMARY_KEYS
-    assert list(summary["timings"]) == ["load", "chunk", "embed", "skeleton", "extract", "communities", "reports",
-                                        "write", "total"]
+    assert list(summary["timings"]) == ["load", "chunk", "embed", "skeleton", "extract", "communities",
+                                        "sections", "reports", "write", "total"]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"] == {k: summary[k] for k in manifest["counts"]}
     for key, table in (("documents", schema.DOCUMENTS), ("text_units", schema.TEXT_UNITS), ("keywords", schema.KEYWORDS),
@@ -190,7 +190,8 @@ def test_library_run_reports_each_stage_and_returns_the_summary(tmp_path, small_
 
     progress = Recorder()
     summary = run_index(docs, tmp_path / "out", load_config(), progress=progress)
-    assert progress.stages == ["load", "chunk", "embed", "skeleton", "extract", "summarize", "reports"]
+    assert progress.stages == ["load", "chunk", "embed", "skeleton", "extract", "summarize", "sections",
+                               "reports"]
     assert list(summary.to_json()) == SUMMARY_KEYS
     assert (summary.documents, summary.documents_ok, summary.documents_skipped) == (2, 1, 1)
     assert summary.problems == [{"path": "empty.md", "status": "skipped", "error": "empty file"}]
