@@ -19,8 +19,8 @@ import typer
 from typer.core import TyperGroup
 
 from provrag.commands.common import (INTERNAL_ERROR, ConfigOpt, IndexOpt, JsonOpt, StrictOpt, console,
-                                    emit_json, load_cfg, read_text_arg, say_error, say_warning, state,
-                                    usage)
+                                    emit_json, is_click_error, load_cfg, read_text_arg, say_error, say_warning,
+                                    state, usage)
 from provrag.commands import serving
 
 
@@ -42,7 +42,7 @@ class _Commands(TyperGroup):
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as e:  # a bug: say so in one line, keep the traceback for --debug
-            if state["debug"] or type(e).__module__.startswith("click"):
+            if state["debug"] or is_click_error(e):  # click's own: its message, its exit status (2)
                 raise
             first = str(e).splitlines()[0][:300] if str(e) else ""
             say_error(f"internal error: {type(e).__name__}{': ' + first if first else ''} "

@@ -351,6 +351,10 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
             raise ConfigError(f"config file is a folder: {p}") from None
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"config file {p} is not valid TOML: {e}") from None
+        except UnicodeDecodeError as e:  # TOML is UTF-8 text; a binary or Latin-1 file is not
+            raise ConfigError(f"config file {p} is not UTF-8 text (byte {e.start}): not a TOML file") from None
+        except OSError as e:
+            raise ConfigError(f"cannot read config file {p}: {e.strerror or e}") from None
         raw = _merge(raw, user)
     if overrides:
         raw = _merge(raw, overrides)

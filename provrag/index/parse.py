@@ -18,11 +18,12 @@ import logging
 from pathlib import Path
 
 from provrag.index import ocr
-from provrag.index.pdf import LoadError, parse_pdf
+from provrag.index.pdf import LoadError, OcrNeeded, parse_pdf
 
 # Bump when a parser change alters any output: it is part of every parse-cache key.
 # 2: PDF results carry "ocr_pages" (pages without a text layer are OCR'd).
-LOADER_VERSION = "2"
+# 3: and "ocr_waiting" (pages OCR would read when it cannot run: the summary names their files).
+LOADER_VERSION = "3"
 
 
 def one_line(message: str, limit: int = 300) -> str:
@@ -126,7 +127,7 @@ def _html_has_body_text(data: bytes) -> bool:
 def parse_file(path: str, fmt: str, opts: dict) -> dict:
     """Parse one file; never raises. Returns the parse-derived fields of a LoadedDocument."""
     out = {"status": "ok", "error": None, "text": "", "page_texts": None, "page_labels": None,
-           "title": None, "metadata": {}, "ocr_pages": []}
+           "title": None, "metadata": {}, "ocr_pages": [], "ocr_waiting": []}
     try:
         p = Path(path)
         max_bytes = int(opts["max_file_mb"] * 1_000_000)
@@ -146,7 +147,7 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
                 raise LoadError("not a PDF (no %PDF header)")
             res = parse_pdf(data if compressed else p, opts["pdf_backend"], p.name, ocr_on=opts["ocr"])
             out.update(page_texts=res["pages"], page_labels=res["page_labels"], title=res["title"],
-                       ocr_pages=res["ocr_pages"])
+                       ocr_pages=res["ocr_pages"], ocr_waiting=res["ocr_waiting"])
             out["metadata"].update(res["metadata"])
         else:
             data = data if compressed else p.read_bytes()
@@ -171,6 +172,8 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
             raise LoadError("no text found in the file")
     except _Skip as e:
         out.update(status="skipped", error=one_line(e), **_no_text())
+    except OcrNeeded as e:  # failed until OCR can run: its pages are named for the summary
+        out.update(status="failed", error=one_line(e), **_no_text(), ocr_waiting=e.pages)
     except LoadError as e:
         out.update(status="failed", error=one_line(e), **_no_text())
     except Exception as e:  # any parser bug or damaged input: this file fails, the run goes on

@@ -137,12 +137,12 @@ def test_every_bad_file_is_recorded_with_a_one_line_error(bad_docs, bad_corpus):
 def test_documents_frame_is_the_contract_table_plus_pages(small_docs, bad_docs):
     import polars as pl
 
-    from provrag.index.tables import OCR_PAGES, PAGES, frame, to_arrow
+    from provrag.index.tables import OCR_PAGES, OCR_WAITING, PAGES, frame, to_arrow
     from provrag.store import schema
 
     docs = list(small_docs.values()) + list(bad_docs.values())
     df = L.documents_frame(docs)
-    assert df.drop(PAGES, OCR_PAGES).schema == frame(schema.DOCUMENTS, []).schema
+    assert df.drop(PAGES, OCR_PAGES, OCR_WAITING).schema == frame(schema.DOCUMENTS, []).schema
     assert df["human_readable_id"].to_list() == list(range(len(docs))) and df["id"].n_unique() == len(docs)
     assert df["path"].to_list() == [d.path for d in docs] and df["text_unit_ids"].null_count() == len(docs)
     faq = df.filter(pl.col("path") == "R-FAQ.pdf").row(0, named=True)
