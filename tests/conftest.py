@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tests import shared_material
+from tests import components, shared_material
 
 if str(shared_material.REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(shared_material.REPO_ROOT))
 
 
 def pytest_collection_modifyitems(config, items):
-    if not shared_material.SHARED.exists():
+    if not shared_material.SHARED.exists() and not components.IN_CI:  # in CI the `shared` fixture fails them
         skip = pytest.mark.skip(reason=f"shared material not found at {shared_material.SHARED}")
         for item in items:
             if "shared" in item.keywords:
@@ -43,10 +43,16 @@ def sample_data(repo_root) -> Path:
 
 @pytest.fixture(scope="session")
 def shared() -> Path:
-    """../shared (read-only evidence); the test is skipped when it is absent."""
+    """../shared (read-only evidence); the test is skipped when it is absent (in CI: fails)."""
     if not shared_material.SHARED.exists():
-        pytest.skip(f"shared material not found at {shared_material.SHARED}")
+        components.missing("../shared", f"shared material not found at {shared_material.SHARED}")
     return shared_material.SHARED
+
+
+@pytest.fixture(scope="session")
+def tesseract_binary() -> str:
+    """Debian's tesseract on PATH (tests/scans.py's `needs_tesseract`); skipped without it (in CI: fails)."""
+    return components.tesseract()
 
 
 @pytest.fixture(scope="session")

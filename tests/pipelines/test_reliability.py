@@ -62,7 +62,6 @@ def cli(provrag_cli, repo_root):
 @pytest.fixture(scope="module")
 def oai(tmp_path_factory, cli, scripted_llm_server, small_corpus, bad_corpus):
     """Scripted server + a baseline openai-engine index of real documents with the bad files mixed in."""
-    pytest.importorskip("provrag.pipelines.index")
 
     w = tmp_path_factory.mktemp("reliab")
     docs = w / "docs"
@@ -252,7 +251,6 @@ def answer(draw, most: int = 5) -> str:
 @pytest.fixture(scope="module")
 def readers(tmp_path_factory, small_corpus, dulce):
     """A small provrag index and two real GraphRAG indexes (v1 names, v3), opened once."""
-    pytest.importorskip("provrag.pipelines.index")
     from provrag.pipelines.index import run_index
     from provrag.config import load_config
     from provrag.store.reader import open_index
