@@ -156,12 +156,31 @@ def debian_manuals(tmp_path_factory, shared) -> Path:
 
     given = os.environ.get("PROVRAG_MANUALS")
     if given:
-        return Path(given)
-    dest = tmp_path_factory.mktemp("debian-manuals") / "docs"
-    run = subprocess.run(["bash", str(shared_material.FETCH_DEBIAN_DOCS), str(dest), "pdf-manuals"],
-                         capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, f"fetching the Debian manuals failed: {run.stderr.strip()[-300:]}"
+        dest = Path(given)
+    else:
+        dest = tmp_path_factory.mktemp("debian-manuals") / "docs"
+        run = subprocess.run(["bash", str(shared_material.FETCH_DEBIAN_DOCS), str(dest), "pdf-manuals"],
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, f"fetching the Debian manuals failed: {run.stderr.strip()[-300:]}"
+    assert_pinned_manuals(dest)
     return dest
+
+
+def assert_pinned_manuals(folder: Path) -> None:
+    """The manuals are the ones the tests were written against (tests/debian_manuals.sha256): the
+    archive's next package version must fail here, by name, not shift what the tests assert."""
+    import hashlib
+
+    pins = [line.split() for line in (Path(__file__).parent / "debian_manuals.sha256").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    wrong = []
+    for digest, name in pins:
+        f = folder / name
+        got = hashlib.sha256(f.read_bytes()).hexdigest() if f.is_file() else "missing"
+        if got != digest:
+            wrong.append(f"{name} ({got[:12]}, pinned {digest[:12]})")
+    assert not wrong, (f"the Debian manuals in {folder} are not the pinned ones: {', '.join(wrong)} — "
+                       "a new package version? check the tests that read them, then update tests/debian_manuals.sha256")
 
 
 @pytest.fixture(scope="session")

@@ -74,3 +74,11 @@ def test_missing_names_the_component_in_ci_and_skips_elsewhere(monkeypatch):
     monkeypatch.setattr(components, "IN_CI", False)
     with pytest.raises(pytest.skip.Exception, match="why"):
         components.missing("tesseract", "why")
+
+
+def test_manuals_that_are_not_the_pinned_ones_fail_by_name(tmp_path):
+    from tests.conftest import assert_pinned_manuals
+
+    (tmp_path / "CAD.pdf").write_bytes(b"%PDF-1.4 a later version of the manual\n")
+    with pytest.raises(AssertionError, match=r"CAD\.pdf \([0-9a-f]{12}, pinned 38ebcdf54bd2\).*R-FAQ\.pdf \(missing"):
+        assert_pinned_manuals(tmp_path)

@@ -170,12 +170,16 @@ def test_api_key_is_never_written(oai, cli):
     assert r.returncode in (0, 1), r.stderr[-1500:]
     outputs += [r.stdout, r.stderr]
     assert json.loads(r.stdout)["claims"] is not None
-    # a request with a rejected key: the server echoes it back in its error (401echo)
+    # a request with a rejected key: the server echoes it back in its error (401echo). Counted from
+    # here: the index and the asks above made requests of their own, which prove nothing of this one
+    before = oai["srv"].stats()
     oai["srv"].fail_next("401echo")
     r = cli("ask", "Who wrote the developers reference?", "--index", out, "--config", cfg, "--json", env=env,
             timeout=300)
     outputs += [r.stdout, r.stderr]
-    assert oai["srv"].stats()["requests"] > 0
+    after = oai["srv"].stats()
+    assert after["requests"] > before["requests"], "this ask sent no request: the echo was never tested"
+    assert after["faults"][len(before["faults"]):][:1] == ["401echo"], "the key was not echoed back to provrag"
 
     traces = list((out / "queries").glob("*.parquet"))
     assert traces, "ask/verify stored no trace in the index"
