@@ -77,7 +77,7 @@ bench: $(TSTAMP)
 
 ## eval: quality on ../shared/eval/dev, or `make eval EVAL=path` (same layout): ask page hits,
 ## verify balanced accuracy, Dulce resolution coverage, and honest answers (check_qa.py on
-## SQuAD half-indexed, the Debian manuals and eval/small-holdout: abstention, false abstentions,
+## SQuAD half-indexed, the Debian manuals, eval/small and eval/texlive: abstention, false abstentions,
 ## claims) — one table. MANUALS=dir (or $$PROVRAG_MANUALS) skips fetching the manuals.
 eval: $(TSTAMP)
 	$(BIN)/python bench/eval.py $(if $(EVAL),--eval $(EVAL)) $(if $(MANUALS),--manuals $(MANUALS))

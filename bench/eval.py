@@ -21,7 +21,8 @@ The eval folder has the layout of ../shared/eval/dev (squad/, vitaminc/, halueva
 - qa:     honest answers (issue #15): bench/qa_sets.py builds check_qa.py's folders — SQuAD
           with half the articles indexed (fold A and fold B: the other half's questions are
           unanswerable), the Debian manuals (eval/manuals, dev; --manuals DIR or
-          $PROVRAG_MANUALS, else fetched) and eval/small-holdout (held out) — in a temp folder,
+          $PROVRAG_MANUALS, else fetched), eval/small and eval/texlive (dev; their documents
+          fetched once by bench/eval_docs.py) — never eval/heldout — in a temp folder,
           and ../shared/checks/check_qa.py measures each: gold page first, false abstentions,
           abstention on unanswerable questions, claims' balanced accuracy.
 

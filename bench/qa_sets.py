@@ -1,7 +1,8 @@
 """Build the folders ../shared/checks/check_qa.py measures (issue #15), and measure them.
 
-    .venv/bin/python bench/qa_sets.py OUT [--sets squad-half,manuals,small-holdout]
+    .venv/bin/python bench/qa_sets.py OUT [--sets squad-half,manuals,small,texlive]
                                           [--squad DIR] [--manuals DIR] [--small DIR]
+                                          [--texlive DIR] [--heldout DIR] [--no-fetch]
                                           [--measure PROVRAG]
 
 check_qa.py wants a folder holding corpus/ and questions.jsonl, unanswerable.jsonl and
@@ -16,7 +17,15 @@ answer, so every set pairs what is indexed with questions about what is not:
 - ``manuals``: the ten Debian manuals (``--manuals`` DIR, e.g. /work/manuals, else fetched with
   ../shared/corpora/fetch-debian-docs.sh) with the questions and claims written over them in
   eval/manuals/ (dev: looked at while building).
-- ``small-holdout``: ../shared/corpora/small with eval/small-holdout/ (HELD OUT: nobody tunes on it).
+- ``small``: ../shared/corpora/small with eval/small/ (dev: tests read it, so it is no longer held out).
+- ``texlive``: 28 TeX Live package manuals with eval/texlive/ (dev), and ``heldout``: seven other
+  Debian-shipped manuals with eval/heldout/ (HELD OUT: built only when named in --sets; nobody
+  tunes on it). Their documents are listed, pinned and checksummed in eval/<set>/corpus.json;
+  bench/eval_docs.py fetches them once into a cache folder (or --texlive / --heldout DIR, or
+  $PROVRAG_TEXLIVE / $PROVRAG_HELDOUT, name a folder that holds them) and only the listed files
+  and their packages' copyright files are copied into the set's corpus/.
+
+Every written set's folder also gets its global.jsonl (bench/global_quality.py reads it).
 
 OUT is created; nothing is ever written under ../shared. With ``--measure PROVRAG`` each folder
 is then run through check_qa.py and its one-line figure printed (see ``measure``).
@@ -33,10 +42,17 @@ import sys
 import time
 from pathlib import Path
 
+try:
+    from bench import eval_docs  # imported as bench.qa_sets (the tests)
+except ImportError:
+    import eval_docs  # run as a script, or imported by bench/eval.py: bench/ is the import root
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PROVRAG_SHARED", ROOT.parent / "shared"))
 EVAL_DATA = ROOT / "eval"
-SETS = ("squad-half", "manuals", "small-holdout")
+SETS = ("squad-half", "manuals", "small", "texlive")      # dev sets: what `make eval` measures
+HELD_OUT_SETS = ("heldout",)                              # measured by the lead at the end only
+WRITTEN_FILES = ("questions.jsonl", "unanswerable.jsonl", "claims.jsonl", "global.jsonl")
 FOLDS = ("A", "B")
 CHECK_QA = SHARED / "checks" / "check_qa.py"
 FETCH = SHARED / "corpora" / "fetch-debian-docs.sh"
@@ -97,8 +113,9 @@ def build_squad_half(squad: Path, out: Path) -> list[Path]:
 def copy_written_set(name: str, out: Path) -> Path:
     d = out / name
     d.mkdir(parents=True, exist_ok=True)
-    for f in ("questions.jsonl", "unanswerable.jsonl", "claims.jsonl"):
-        shutil.copy2(EVAL_DATA / name / f, d / f)
+    for f in WRITTEN_FILES:
+        if (EVAL_DATA / name / f).exists():
+            shutil.copy2(EVAL_DATA / name / f, d / f)
     return d
 
 
@@ -117,15 +134,40 @@ def build_manuals(out: Path, manuals: Path | None) -> Path:
     return d
 
 
-def build_small_holdout(out: Path, small: Path) -> Path:
+def build_small(out: Path, small: Path) -> Path:
     if not small.is_dir():
         raise SetError(f"{small} is not a folder (expected ../shared/corpora/small)")
-    d = copy_written_set("small-holdout", out)
+    d = copy_written_set("small", out)
     copy_corpus(small, d / "corpus")
     return d
 
 
-def build(sets: list[str], out: Path, squad: Path, manuals: Path | None, small: Path) -> dict[str, Path | str]:
+def build_listed(name: str, out: Path, docs: Path | None, fetch: bool = True) -> Path:
+    """texlive or heldout: the documents eval/<name>/corpus.json lists, checked by sha256, with their
+    packages' copyright files under corpus/licenses/. Without ``docs`` they come from the cache
+    folder, fetched there first when missing (unless ``fetch`` is false)."""
+    folder = docs or eval_docs.documents_dir(name)
+    try:
+        wrong = eval_docs.problems(name, folder)
+        if wrong and fetch and docs is None:
+            eval_docs.fetch(name, folder)
+            wrong = eval_docs.problems(name, folder)
+    except eval_docs.DocsError as e:
+        raise SetError(str(e)) from e
+    if wrong:
+        raise SetError(f"{name}: {folder} does not hold the listed documents ({'; '.join(wrong[:3])}"
+                       f"{'; …' if len(wrong) > 3 else ''}); fetch them with bench/eval_docs.py fetch {name}")
+    d = copy_written_set(name, out)
+    meta = eval_docs.listing(name)
+    copy_corpus(folder, d / "corpus", [doc["name"] for doc in meta["documents"]])
+    (d / "corpus" / "licenses").mkdir(exist_ok=True)
+    for pkg in meta["packages"]:
+        shutil.copy2(folder / "licenses" / f"{pkg}.copyright", d / "corpus" / "licenses" / f"{pkg}.copyright")
+    return d
+
+
+def build(sets: list[str], out: Path, squad: Path, manuals: Path | None, small: Path,
+          texlive: Path | None = None, heldout: Path | None = None, fetch: bool = True) -> dict[str, Path | str]:
     """Every requested folder by name (squad-half gives two), or the reason it could not be built."""
     out = out.resolve()
     if out == SHARED.resolve() or SHARED.resolve() in out.parents:
@@ -138,10 +180,12 @@ def build(sets: list[str], out: Path, squad: Path, manuals: Path | None, small: 
                     made[d.name] = d
             elif name == "manuals":
                 made[name] = build_manuals(out, manuals)
-            elif name == "small-holdout":
-                made[name] = build_small_holdout(out, small)
+            elif name == "small":
+                made[name] = build_small(out, small)
+            elif name in ("texlive", "heldout"):
+                made[name] = build_listed(name, out, texlive if name == "texlive" else heldout, fetch)
             else:
-                raise SetError(f"unknown set {name!r} (sets: {', '.join(SETS)})")
+                raise SetError(f"unknown set {name!r} (sets: {', '.join(SETS + HELD_OUT_SETS)})")
         except (SetError, OSError, subprocess.TimeoutExpired) as e:
             made[name] = f"{type(e).__name__}: {e}"
     return made
@@ -226,10 +270,14 @@ def main() -> int:
     ap.add_argument("--manuals", type=Path, default=os.environ.get("PROVRAG_MANUALS") or None,
                     help="a folder already holding the Debian manuals (default: $PROVRAG_MANUALS, else fetch)")
     ap.add_argument("--small", type=Path, default=SHARED / "corpora" / "small")
+    ap.add_argument("--texlive", type=Path, help="a folder holding eval/texlive's documents (default: the cache)")
+    ap.add_argument("--heldout", type=Path, help="a folder holding eval/heldout's documents (default: the cache)")
+    ap.add_argument("--no-fetch", action="store_true", help="never download: a set whose documents are missing is not built")
     ap.add_argument("--measure", metavar="PROVRAG", help="then run check_qa.py with this provrag on each folder")
     a = ap.parse_args()
     try:
-        made = build([s for s in a.sets.split(",") if s], a.out, a.squad, a.manuals, a.small)
+        made = build([s for s in a.sets.split(",") if s], a.out, a.squad, a.manuals, a.small,
+                     a.texlive, a.heldout, fetch=not a.no_fetch)
     except SetError as e:
         print(e, file=sys.stderr)
         return 2
