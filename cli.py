@@ -164,7 +164,8 @@ def resolve(
                                                help="Read the answer from a file (text, or JSON with an \"answer\" key)."),
     top: Optional[int] = typer.Option(None, "--top", "-k", help="Sources per cited sentence (default [resolve] top_k)."),
     trace_id: Optional[str] = typer.Option(None, "--trace", "-t",
-                                           help="Resolve the answer of a stored ask trace ('last' = the newest), and "
+                                           help="Resolve the answer of a stored ask trace ('last' = your newest ask "
+                                                "from the command line), and "
                                                 "say which of its cited ids changed or were retired since."),
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
@@ -198,7 +199,9 @@ def resolve(
 def verify(
     stdin_flag: Optional[str] = typer.Argument(None, metavar="[-]", help="'-' reads the answer from stdin."),
     index_dir: Path = IndexOpt,
-    trace_id: Optional[str] = typer.Option(None, "--trace", "-t", help="Verify the answer of a stored ask trace (its question too)."),
+    trace_id: Optional[str] = typer.Option(None, "--trace", "-t",
+                                           help="Verify the answer of a stored ask trace (its question too; "
+                                                "'last' = your newest ask from the command line)."),
     answer_file: Optional[Path] = typer.Option(None, "--answer-file", "-f", help="Read the answer from a file."),
     answer: Optional[str] = typer.Option(None, "--answer", "-a", help="The answer text."),
     question: Optional[str] = typer.Option(None, "--question", "-q",
@@ -312,7 +315,8 @@ def log_(
 
 @app.command()
 def trace(
-    trace_id: str = typer.Argument(..., help="A trace id as printed by ask (a unique prefix is enough; 'last' is the latest ask)."),
+    trace_id: str = typer.Argument(..., help="A trace id as printed by ask (a unique prefix is enough; "
+                                             "'last' is your latest ask from the command line)."),
     index_dir: Optional[Path] = typer.Option(None, "--index", "-i",
                                              help="Index whose traces to search (default: every folder traces were saved to)."),
     fmt: str = typer.Option("tree", "--format", "-f", help="tree | json | prov (W3C PROV JSON-LD)."),
