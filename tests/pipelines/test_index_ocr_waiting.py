@@ -54,19 +54,28 @@ def index(provrag_cli, docs, out, env, *extra) -> subprocess.CompletedProcess:
     return r
 
 
-def test_without_tesseract_a_rerun_is_up_to_date_and_names_what_waits(folder, provrag_cli, tmp_path):
-    env, out = no_tesseract(tmp_path), tmp_path / "idx"
+@pytest.fixture(scope="module")
+def without_tesseract(folder, provrag_cli, tmp_path_factory):
+    """The folder indexed twice (--json) and a third time as a user reads it, with no tesseract on PATH."""
+    work = tmp_path_factory.mktemp("no-tesseract")
+    env, out = no_tesseract(work), work / "idx"
     first = json.loads(index(provrag_cli, folder, out, env, "--json").stdout)
+    again = json.loads(index(provrag_cli, folder, out, env, "--json").stdout)
+    shown = " ".join(index(provrag_cli, folder, out, env).stdout.split())  # rich wraps lines
+    return {"out": out, "first": first, "again": again, "shown": shown}
+
+
+def test_without_tesseract_a_rerun_is_up_to_date_and_names_what_waits(without_tesseract):
+    first, again, out = without_tesseract["first"], without_tesseract["again"], without_tesseract["out"]
     assert first["mode"] == "first" and first["documents_ok"] == 2  # scope.html, and mixed.pdf without its picture page
     assert {p["path"] for p in first["problems"]} == {*BROKEN, "scan.pdf"}
     assert first["waiting_for_ocr"] == WAITING
     assert "make ocr" in first["ocr_hint"] and "apt-get install tesseract-ocr" in first["ocr_hint"]
-    again = json.loads(index(provrag_cli, folder, out, env, "--json").stdout)
     assert again["mode"] == "up to date", again["mode"]
     assert (again["run"], again["index_version"]) == (first["run"], first["index_version"]) == (1, first["index_version"])
     assert json.loads((out / "manifest.json").read_text())["run"] == 1
     assert again["waiting_for_ocr"] == WAITING and again["ocr_hint"] == first["ocr_hint"]
-    shown = " ".join(index(provrag_cli, folder, out, env).stdout.split())  # what a user reads (rich wraps lines)
+    shown = without_tesseract["shown"]  # what a user reads
     assert "up to date" in shown
     assert "waiting for OCR (2 documents with scanned pages not read): mixed.pdf, scan.pdf" in shown
     assert "`make ocr` (as root) or `sudo apt-get install tesseract-ocr`" in shown
@@ -89,10 +98,9 @@ def test_with_ocr_off_a_rerun_is_up_to_date_and_says_to_turn_it_on(folder, tmp_p
 
 
 @needs_tesseract
-def test_once_tesseract_is_there_the_next_run_reads_what_waited(folder, provrag_cli, tmp_path):
+def test_once_tesseract_is_there_the_next_run_reads_what_waited(folder, without_tesseract, provrag_cli, tmp_path):
     out = tmp_path / "idx"
-    before = json.loads(index(provrag_cli, folder, out, no_tesseract(tmp_path), "--json").stdout)
-    assert before["waiting_for_ocr"] == WAITING
+    shutil.copytree(without_tesseract["out"], out)  # the index built without tesseract (run 1)
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg")}
     after = json.loads(index(provrag_cli, folder, out, env, "--json").stdout)
     assert after["mode"] == "update" and after["run"] == 2
