@@ -32,14 +32,21 @@ install: $(STAMP)
 ## ocr: Tesseract, which reads PDF pages that have no text layer ([load] ocr). As root on Debian
 ## it is installed (the apt cache first, then after `apt-get update`); otherwise the command is printed.
 APT_TESS := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng
+OCR_SAY  := scanned PDF pages wait for OCR (Tesseract is not installed): run `sudo make ocr`, then `make run` again
 ocr:
 	@if command -v tesseract >/dev/null 2>&1; then echo "installed: $$(tesseract --version 2>&1 | head -1)"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  $(APT_TESS) || { apt-get update -qq && $(APT_TESS); }; \
 	else echo "to OCR scanned PDF pages, run: sudo apt-get install tesseract-ocr"; fi
 
-## make run: install, index data/ into output/, ask a sample question, verify its answer
-run: index ask verify
+## make run: install, set OCR up where it can (as root with apt), index data/ into output/, ask a sample
+## question, verify its answer. Without OCR it ends by saying, in one line, what to run (whatever the steps did).
+RUN_STEPS ?= $(MAKE) --no-print-directory index ask verify
+run: $(STAMP)
+	@if ! command -v tesseract >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Tesseract (OCR of scanned PDF pages) with apt-get"; \
+	  { $(APT_TESS) || { apt-get update -qq && $(APT_TESS); }; } >/dev/null 2>&1 || true; fi
+	@$(RUN_STEPS); status=$$?; command -v tesseract >/dev/null 2>&1 || echo '$(OCR_SAY)'; exit $$status
 
 index: $(STAMP)
 	$(BIN)/provrag index data --out $(INDEX)

@@ -19,8 +19,8 @@ import typer
 from typer.core import TyperGroup
 
 from provrag.commands.common import (INTERNAL_ERROR, ConfigOpt, IndexOpt, JsonOpt, StrictOpt, console,
-                                    emit_json, load_cfg, read_text_arg, say_error, say_warning, state,
-                                    usage)
+                                    emit_json, is_click_error, load_cfg, read_text_arg, say_error, say_warning,
+                                    state, usage)
 from provrag.commands import serving
 
 
@@ -42,7 +42,7 @@ class _Commands(TyperGroup):
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as e:  # a bug: say so in one line, keep the traceback for --debug
-            if state["debug"] or type(e).__module__.startswith("click"):
+            if state["debug"] or is_click_error(e):  # click's own: its message, its exit status (2)
                 raise
             first = str(e).splitlines()[0][:300] if str(e) else ""
             say_error(f"internal error: {type(e).__name__}{': ' + first if first else ''} "
@@ -164,7 +164,8 @@ def resolve(
                                                help="Read the answer from a file (text, or JSON with an \"answer\" key)."),
     top: Optional[int] = typer.Option(None, "--top", "-k", help="Sources per cited sentence (default [resolve] top_k)."),
     trace_id: Optional[str] = typer.Option(None, "--trace", "-t",
-                                           help="Resolve the answer of a stored ask trace ('last' = the newest), and "
+                                           help="Resolve the answer of a stored ask trace ('last' = your newest ask "
+                                                "from the command line), and "
                                                 "say which of its cited ids changed or were retired since."),
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
@@ -198,7 +199,9 @@ def resolve(
 def verify(
     stdin_flag: Optional[str] = typer.Argument(None, metavar="[-]", help="'-' reads the answer from stdin."),
     index_dir: Path = IndexOpt,
-    trace_id: Optional[str] = typer.Option(None, "--trace", "-t", help="Verify the answer of a stored ask trace (its question too)."),
+    trace_id: Optional[str] = typer.Option(None, "--trace", "-t",
+                                           help="Verify the answer of a stored ask trace (its question too; "
+                                                "'last' = your newest ask from the command line)."),
     answer_file: Optional[Path] = typer.Option(None, "--answer-file", "-f", help="Read the answer from a file."),
     answer: Optional[str] = typer.Option(None, "--answer", "-a", help="The answer text."),
     question: Optional[str] = typer.Option(None, "--question", "-q",
@@ -312,7 +315,8 @@ def log_(
 
 @app.command()
 def trace(
-    trace_id: str = typer.Argument(..., help="A trace id as printed by ask (a unique prefix is enough; 'last' is the latest ask)."),
+    trace_id: str = typer.Argument(..., help="A trace id as printed by ask (a unique prefix is enough; "
+                                             "'last' is your latest ask from the command line)."),
     index_dir: Optional[Path] = typer.Option(None, "--index", "-i",
                                              help="Index whose traces to search (default: every folder traces were saved to)."),
     fmt: str = typer.Option("tree", "--format", "-f", help="tree | json | prov (W3C PROV JSON-LD)."),

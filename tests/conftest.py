@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tests import shared_material
+from tests import components, shared_material
 
 if str(shared_material.REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(shared_material.REPO_ROOT))
 
 
 def pytest_collection_modifyitems(config, items):
-    if not shared_material.SHARED.exists():
+    if not shared_material.SHARED.exists() and not components.IN_CI:  # in CI the `shared` fixture fails them
         skip = pytest.mark.skip(reason=f"shared material not found at {shared_material.SHARED}")
         for item in items:
             if "shared" in item.keywords:
@@ -43,10 +43,16 @@ def sample_data(repo_root) -> Path:
 
 @pytest.fixture(scope="session")
 def shared() -> Path:
-    """../shared (read-only evidence); the test is skipped when it is absent."""
+    """../shared (read-only evidence); the test is skipped when it is absent (in CI: fails)."""
     if not shared_material.SHARED.exists():
-        pytest.skip(f"shared material not found at {shared_material.SHARED}")
+        components.missing("../shared", f"shared material not found at {shared_material.SHARED}")
     return shared_material.SHARED
+
+
+@pytest.fixture(scope="session")
+def tesseract_binary() -> str:
+    """Debian's tesseract on PATH (tests/scans.py's `needs_tesseract`); skipped without it (in CI: fails)."""
+    return components.tesseract()
 
 
 @pytest.fixture(scope="session")
@@ -150,12 +156,31 @@ def debian_manuals(tmp_path_factory, shared) -> Path:
 
     given = os.environ.get("PROVRAG_MANUALS")
     if given:
-        return Path(given)
-    dest = tmp_path_factory.mktemp("debian-manuals") / "docs"
-    run = subprocess.run(["bash", str(shared_material.FETCH_DEBIAN_DOCS), str(dest), "pdf-manuals"],
-                         capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, f"fetching the Debian manuals failed: {run.stderr.strip()[-300:]}"
+        dest = Path(given)
+    else:
+        dest = tmp_path_factory.mktemp("debian-manuals") / "docs"
+        run = subprocess.run(["bash", str(shared_material.FETCH_DEBIAN_DOCS), str(dest), "pdf-manuals"],
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, f"fetching the Debian manuals failed: {run.stderr.strip()[-300:]}"
+    assert_pinned_manuals(dest)
     return dest
+
+
+def assert_pinned_manuals(folder: Path) -> None:
+    """The manuals are the ones the tests were written against (tests/debian_manuals.sha256): the
+    archive's next package version must fail here, by name, not shift what the tests assert."""
+    import hashlib
+
+    pins = [line.split() for line in (Path(__file__).parent / "debian_manuals.sha256").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    wrong = []
+    for digest, name in pins:
+        f = folder / name
+        got = hashlib.sha256(f.read_bytes()).hexdigest() if f.is_file() else "missing"
+        if got != digest:
+            wrong.append(f"{name} ({got[:12]}, pinned {digest[:12]})")
+    assert not wrong, (f"the Debian manuals in {folder} are not the pinned ones: {', '.join(wrong)} — "
+                       "a new package version? check the tests that read them, then update tests/debian_manuals.sha256")
 
 
 @pytest.fixture(scope="session")

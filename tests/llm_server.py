@@ -299,7 +299,8 @@ class State:
             self.retry_after = 1.0
             self.timeout_sleep = 2.0
             self.stats = {"requests": 0, "chat": 0, "embeddings": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                          "by_kind": {}, "faults": [], "authorized": 0, "max_tokens": {}, "response_format": 0}
+                          "by_kind": {}, "faults": [], "authorized": 0, "max_tokens": {}, "response_format": 0,
+                          "in_flight": 0, "max_in_flight": 0}  # requests being answered at once (concurrency)
 
     def take_fault(self, kind: str, base: str = ""):
         with self.lock:
@@ -373,6 +374,18 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, {"ok": True})
         if path not in ("/v1/chat/completions", "/v1/embeddings"):
             return self._send(404, {"error": {"message": f"no route {path}", "type": "invalid_request_error"}})
+        with self.state.lock:
+            st = self.state.stats
+            st["in_flight"] += 1
+            st["max_in_flight"] = max(st["max_in_flight"], st["in_flight"])
+        try:
+            self._model(path, body)
+        finally:
+            with self.state.lock:
+                self.state.stats["in_flight"] = max(0, self.state.stats["in_flight"] - 1)  # 0 after a reset
+
+    def _model(self, path: str, body: dict) -> None:
+        """A chat completion or an embedding request, with the fault scripted for it."""
         chat = path.endswith("completions")
         kind, base = kind_of(body.get("messages") or []) if chat else ("embedding", "embedding")
         with self.state.lock:

@@ -35,7 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-LLM_VENV = REPO_ROOT / ".venv-llm"
+LLM_VENV = Path(os.environ.get("PROVRAG_LLM_VENV") or REPO_ROOT / ".venv-llm")  # elsewhere: tests/test_components.py
 CHAT_MODEL = "smollm2-135m-instruct"
 EMBED_MODEL = "smollm2-135m-embed"
 MEAN_POOLING = "llama.pooling_type=int:1"   # SmolLM2 is a `llama` model; 1 = mean over the tokens

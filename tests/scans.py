@@ -1,22 +1,20 @@
 """Scanned PDFs made from real pages, for the OCR tests: a page of a real PDF rendered to a
 picture and saved as an image-only PDF (Pillow), as a scanner would produce it.
 
-`needs_tesseract` skips a test only when Debian's tesseract binary is absent (CI installs it).
+`needs_tesseract` marks a test that runs Debian's tesseract binary: skipped where it is absent, a
+failure in CI (tests/components.py; .ci/run installs it).
 """
 from __future__ import annotations
 
 import io
 import re
-import shutil
 from collections import Counter
 from pathlib import Path
 
 import pypdfium2 as pdfium
 import pytest
 
-needs_tesseract = pytest.mark.skipif(
-    shutil.which("tesseract") is None,
-    reason="Debian's tesseract-ocr is not installed (`make ocr` installs it): OCR cannot be tested")
+needs_tesseract = pytest.mark.usefixtures("tesseract_binary")
 
 SCAN_DPI = 200  # an ordinary office scanner's resolution
 

@@ -43,6 +43,14 @@ StrictOpt = typer.Option(False, "--strict",
                               "instead of being made by the offline engine (with [llm] engine = \"openai\").")
 
 
+def is_click_error(e: BaseException) -> bool:
+    """Whether `e` is click's own (a usage error: unknown command or option, missing or malformed
+    argument), which click reports itself with exit 2 — never an internal error. Typer 0.26
+    vendors its own copy of click (`typer._click`, not the `click` package), so the class is
+    recognised by its place in click's hierarchy rather than by importing either module."""
+    return any(c.__name__ == "ClickException" and "click" in c.__module__ for c in type(e).__mro__)
+
+
 def usage(message: str):
     """Bad arguments: one line on stderr, exit 2."""
     from provrag.errors import UsageError

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from provrag.config import Config, LoadSettings
 from provrag.index.parse import LOADER_VERSION, one_line, parse_file, result_options
 from provrag.index.progress import stage
-from provrag.index.tables import OCR_PAGES, OUTLINE, PAGES, frame, outline_type
+from provrag.index.tables import OCR_PAGES, OCR_WAITING, OUTLINE, PAGES, frame, outline_type
 from provrag.index.walk import walk
 from provrag.store import schema
 from provrag.store.cache import Cache, key_of
@@ -72,6 +72,7 @@ class LoadedDocument:
     metadata: dict[str, str] = field(default_factory=dict)
     ocr_pages: list[int] = field(default_factory=list)   # physical pages whose text is OCR output
     outline: list[tuple[int, str, int]] = field(default_factory=list)  # (level, heading, char offset) in order
+    ocr_waiting: list[int] = field(default_factory=list)  # pages OCR would read, had it run (no engine, or off)
 
 
 # ---- what a file is -----------------------------------------------------------------------
@@ -133,6 +134,7 @@ def _assemble(rel: str, sha: str | None, mtime: str | None, fmt: str | None, par
         text=parsed.get("text") or "", pages=pages, n_pages=len(pages) if pages is not None else None,
         page_labels=parsed.get("page_labels"), status=parsed["status"], error=printable(error) if error else None,
         creation_date=mtime, ocr_pages=list(parsed.get("ocr_pages") or []), outline=outline,
+        ocr_waiting=list(parsed.get("ocr_waiting") or []),
         metadata={printable(str(k)): printable(str(v)) for k, v in (parsed.get("metadata") or {}).items()})
 
 
@@ -232,7 +234,8 @@ def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=No
 def documents_frame(docs: list[LoadedDocument]) -> pl.DataFrame:
     """The run's documents table: one row per file in load order, the contract's columns (the
     ids content-derived from path and bytes), plus the page offsets the chunker needs (`PAGES`)
-    and the pages whose text is OCR output (`OCR_PAGES`), and the headings the file names (`OUTLINE`).
+    the pages whose text is OCR output (`OCR_PAGES`) and those waiting for OCR (`OCR_WAITING`), and
+    the headings the file names (`OUTLINE`).
     `text_unit_ids` stays null until the chunk stage knows the units."""
     import polars as pl
 
@@ -245,6 +248,8 @@ def documents_frame(docs: list[LoadedDocument]) -> pl.DataFrame:
             for i, d in enumerate(docs)]
     pages = [[list(p) for p in d.pages] if d.pages is not None else None for d in docs]
     return frame(schema.DOCUMENTS, rows).with_columns(pl.Series(PAGES, pages, dtype=pl.List(pl.List(pl.Int64))),
+                                                      pl.Series(OCR_WAITING, [d.ocr_waiting for d in docs],
+                                                                dtype=pl.List(pl.Int64)),
                                                       pl.Series(OCR_PAGES, [d.ocr_pages for d in docs],
                                                                 dtype=pl.List(pl.Int64)),
                                                       pl.Series(OUTLINE, [[{"level": lv, "title": t, "char_start": at}

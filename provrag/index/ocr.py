@@ -36,6 +36,14 @@ PARALLEL_PAGES = max(1, min(4, os.cpu_count() or 1))
 _LINE_END_HYPHEN = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
 
 
+def how_to_read(ocr_on: bool) -> str:
+    """What to do so that the pages waiting for OCR are read (the index summary's advice)."""
+    if not ocr_on:
+        return "set [load] ocr = true in your --config file, then run `provrag index` again"
+    return ("install Tesseract — `make ocr` (as root) or `sudo apt-get install tesseract-ocr` — "
+            "then run `provrag index` again: it reads them")
+
+
 class OcrError(Exception):
     """Tesseract could not read a page (the message is one line)."""
 

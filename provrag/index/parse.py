@@ -18,12 +18,13 @@ import logging
 from pathlib import Path
 
 from provrag.index import ocr
-from provrag.index.pdf import LoadError, parse_pdf
+from provrag.index.pdf import LoadError, OcrNeeded, parse_pdf
 
 # Bump when a parser change alters any output: it is part of every parse-cache key.
 # 2: PDF results carry "ocr_pages" (pages without a text layer are OCR'd).
 # 3: results carry "outline": a PDF's bookmarks, the headings of DOCX/HTML/PPTX and Markdown.
-LOADER_VERSION = "3"
+# 4: results carry "ocr_waiting" (pages OCR would read when it cannot run: the summary names their files).
+LOADER_VERSION = "4"
 
 
 def one_line(message: str, limit: int = 300) -> str:
@@ -155,7 +156,7 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
     "outline": [level, title, page or None, char offset or None] per heading the file names
     (a PDF's bookmarks by page, other formats' headings by offset into the text)."""
     out = {"status": "ok", "error": None, "text": "", "page_texts": None, "page_labels": None,
-           "title": None, "metadata": {}, "ocr_pages": [], "outline": []}
+           "title": None, "metadata": {}, "ocr_pages": [], "ocr_waiting": [], "outline": []}
     try:
         p = Path(path)
         max_bytes = int(opts["max_file_mb"] * 1_000_000)
@@ -175,7 +176,8 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
                 raise LoadError("not a PDF (no %PDF header)")
             res = parse_pdf(data if compressed else p, opts["pdf_backend"], p.name, ocr_on=opts["ocr"])
             out.update(page_texts=res["pages"], page_labels=res["page_labels"], title=res["title"],
-                       ocr_pages=res["ocr_pages"], outline=[[lv, t, pg, None] for lv, t, pg in res.get("outline") or []])
+                       ocr_pages=res["ocr_pages"], ocr_waiting=res["ocr_waiting"],
+                       outline=[[lv, t, pg, None] for lv, t, pg in res.get("outline") or []])
             out["metadata"].update(res["metadata"])
         else:
             data = data if compressed else p.read_bytes()
@@ -203,6 +205,8 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
             raise LoadError("no text found in the file")
     except _Skip as e:
         out.update(status="skipped", error=one_line(e), **_no_text())
+    except OcrNeeded as e:  # failed until OCR can run: its pages are named for the summary
+        out.update(status="failed", error=one_line(e), **_no_text(), ocr_waiting=e.pages)
     except LoadError as e:
         out.update(status="failed", error=one_line(e), **_no_text())
     except Exception as e:  # any parser bug or damaged input: this file fails, the run goes on

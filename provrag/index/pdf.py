@@ -204,6 +204,32 @@ def pdf_docling_layout(source: Path | bytes, name: str) -> dict:
 BACKENDS = {"pypdfium2", "docling-parse", "docling-layout"}
 
 
+class OcrNeeded(LoadError):
+    """A PDF with no text layer on any page while OCR cannot run: `pages` (1-based) are those
+    with something drawn on them, which OCR would read (the index summary lists such files)."""
+
+    def __init__(self, message: str, pages: list[int]):
+        super().__init__(message)
+        self.pages = pages
+
+
+def _drawn(source: Path | bytes, page_numbers: list[int]) -> list[int]:
+    """Those of these 1-based pages with something drawn on them (not blank): what OCR would read."""
+    pdf = _open_pdfium(source)
+    try:
+        out = []
+        for n in page_numbers:
+            page = pdf[n - 1]
+            try:
+                if ocr.has_content(page):
+                    out.append(n)
+            finally:
+                page.close()
+        return out
+    finally:
+        pdf.close()
+
+
 def _ocr_pages(source: Path | bytes, page_numbers: list[int]) -> dict[int, str]:
     """OCR text of these 1-based pages, cleaned like a text layer; pages it finds nothing on are left out."""
     pdf = _open_pdfium(source)
@@ -218,7 +244,8 @@ def _ocr_pages(source: Path | bytes, page_numbers: list[int]) -> dict[int, str]:
 
 def parse_pdf(source: Path | bytes, backend: str, name: str = "document.pdf", ocr_on: bool = True) -> dict:
     """The backend's pages; with `ocr_on`, pages without a text layer are OCR'd (provrag/index/ocr.py)
-    and their numbers returned as "ocr_pages". A PDF with no text at all fails with what to do."""
+    and their numbers returned as "ocr_pages"; when OCR cannot run, the pages it would read are
+    "ocr_waiting". A PDF with no text at all fails with what to do (OcrNeeded when OCR would help)."""
     if backend == "pypdfium2":
         out = pdf_pypdfium2(source)
     elif backend == "docling-parse":
@@ -231,20 +258,21 @@ def parse_pdf(source: Path | bytes, backend: str, name: str = "document.pdf", oc
     if not pages:
         raise LoadError("PDF has no pages")
     empty = [i + 1 for i, t in enumerate(pages) if not t]
-    out["ocr_pages"] = []
-    if empty and ocr_on:
-        if ocr.tesseract() is None:
-            if len(empty) == len(pages):
-                raise LoadError(f"no text layer (scanned PDF?) and no OCR engine: {ocr.INSTALL_HINT}")
+    out["ocr_pages"], out["ocr_waiting"] = [], []
+    if empty and ocr_on and ocr.tesseract() is not None:
+        for n, text in sorted(_ocr_pages(source, empty).items()):
+            pages[n - 1] = text
+            out["ocr_pages"].append(n)
+        empty = [n for n in empty if not pages[n - 1]]
+    elif empty:  # OCR cannot run (no engine, or [load] ocr off): the pages it would read wait for it
+        out["ocr_waiting"] = _drawn(source, empty)
+        if len(empty) == len(pages):
+            raise OcrNeeded(f"no text layer (scanned PDF?) and no OCR engine: {ocr.INSTALL_HINT}" if ocr_on
+                            else "no text layer (scanned PDF?); enable [load] ocr", out["ocr_waiting"])
+        if ocr_on:
             out["metadata"]["ocr"] = "not installed: " + ocr.INSTALL_HINT
-        else:
-            for n, text in sorted(_ocr_pages(source, empty).items()):
-                pages[n - 1] = text
-                out["ocr_pages"].append(n)
-            empty = [n for n in empty if not pages[n - 1]]
     if len(empty) == len(pages):
-        raise LoadError("no text layer, and [load] ocr found no text on its pages (blank or unreadable)" if ocr_on
-                        else "no text layer (scanned PDF?); enable [load] ocr")
+        raise LoadError("no text layer, and [load] ocr found no text on its pages (blank or unreadable)")
     if empty:
         out["metadata"]["pages_without_text"] = ",".join(map(str, empty))
     if out["ocr_pages"]:

@@ -6,11 +6,12 @@ sees, the counts in the manifest and the tables on disk cannot disagree.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from provrag import __version__
 from provrag.index.state import IndexRun
-from provrag.index.tables import OCR_PAGES, PAGES
+from provrag.index import ocr
+from provrag.index.tables import OCR_PAGES, OCR_WAITING, PAGES
 from provrag.index.versions import history, history_entry, software_versions
 from provrag.store import schema
 from provrag.store.paths import escape_path
@@ -50,6 +51,9 @@ class IndexSummary:
     mode: str = "first"                # first | update | full | up to date
     changes: dict | None = None        # documents added / changed / removed since the previous run
     ids: dict | None = None            # per table: ids added, changed, retired, live
+    # scanned pages OCR could not read (no Tesseract, or [load] ocr off): their files, and what to do
+    waiting_for_ocr: list[str] = field(default_factory=list)   # paths: failed, or indexed without those pages
+    ocr_hint: str | None = None        # how to have them read (None when nothing waits)
 
     @classmethod
     def of(cls, run: IndexRun, timings: dict[str, float]) -> IndexSummary:
@@ -83,6 +87,7 @@ class IndexSummary:
             mode="full" if run.full and run.previous else ("update" if run.previous else "first"),
             changes=run.changes.to_json() if run.changes is not None else None,
             ids=run.id_counts,
+            **waiting_for_ocr(docs, run.cfg.load.ocr),
         )
 
     @classmethod
@@ -96,10 +101,18 @@ class IndexSummary:
                    **{k: int(counts.get(k) or 0) for k in MANIFEST_COUNTS},
                    engine=(m.get("engine") or {}).get("llm") or "", llm={"calls": 0, "cached": 0, "failed": 0},
                    seconds=seconds, timings={"total": seconds}, index_version=m.get("index_version"),
-                   run=m.get("run"), mode="up to date", changes=changes.to_json(), ids=None)
+                   run=m.get("run"), mode="up to date", changes=changes.to_json(), ids=None,
+                   waiting_for_ocr=list(m.get("waiting_for_ocr") or []), ocr_hint=m.get("ocr_hint"))
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def waiting_for_ocr(documents, ocr_on: bool) -> dict:
+    """The documents whose scanned pages OCR could not read, and what to do about it."""
+    paths = [p for p, pages in documents.select("path", OCR_WAITING).iter_rows() if pages] \
+        if OCR_WAITING in documents.columns else []
+    return {"waiting_for_ocr": paths, "ocr_hint": ocr.how_to_read(ocr_on) if paths else None}
 
 
 def manifest(run: IndexRun, summary: IndexSummary) -> dict:
@@ -115,6 +128,7 @@ def manifest(run: IndexRun, summary: IndexSummary) -> dict:
         "config": cfg.to_dict(),
         "versions": software_versions(),
         "counts": {k: getattr(summary, k) for k in MANIFEST_COUNTS},
+        "waiting_for_ocr": summary.waiting_for_ocr, "ocr_hint": summary.ocr_hint,  # an up-to-date run says them again
         "skeleton": {"beta": cfg.skeleton.beta, "units": n_sk, "of": n_units,
                      "fraction": round(n_sk / n_units, 4) if n_units else 0.0},
         "engine": {"llm": engine.name, "model": engine.model, "embedder": run.embedder.name,

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # polars and pyarrow are imported where they are used, not at
 PAGES = "pages"  # documents frame only: [[page_no, char_start, char_end], …] or null; not written
 OCR_PAGES = schema.OCR_PAGES  # on the documents frame too: the pages whose text is OCR output; not written there
 OUTLINE = "outline"  # documents frame only: [{level, title, char_start}, …] in order; not written
+OCR_WAITING = "ocr_waiting"   # documents frame only: pages OCR would read had it run (the summary names them); not written
 
 
 def outline_type():

@@ -78,6 +78,11 @@ class PreviousIndex:
         return {d.get("path"): (d.get("sha256"), d.get("status")) for d in self.manifest.get("documents") or []
                 if isinstance(d, dict) and d.get("path") is not None}
 
+    def failures(self) -> dict[str, str | None]:
+        """path → error of the files that failed in the previous run (as `failures` says of a run)."""
+        return {d.get("path"): d.get("error") for d in self.manifest.get("documents") or []
+                if isinstance(d, dict) and d.get("status") == schema.STATUS_FAILED}
+
     def history(self) -> list[dict]:
         h = self.manifest.get("history")
         return [e for e in h if isinstance(e, dict)] if isinstance(h, list) else []
@@ -109,7 +114,12 @@ def document_changes(previous: PreviousIndex | None, documents) -> Changes:
 def up_to_date(previous: PreviousIndex | None, changes: Changes, cfg, documents) -> bool:
     """Nothing that shapes the index changed: same files and bytes, same index settings, same
     software (provrag, parsers, the OCR engine: a newly installed tesseract reads scans the
-    last run could not), and no file failed last time (a failure may be the environment's)."""
+    last run could not), and every file that failed failed the same way as last time.
+
+    A failed file never makes a folder stale by itself: failures are never cached, so `load`
+    has just read it again (a fix of the environment shows as a new status or error, hence an
+    update); the same failure again changes nothing in the index. (It used to: any failure made
+    every re-run a full update — new run number, same index hash.)"""
     if previous is None or changes.any():
         return False
     if previous.manifest.get("provrag_version") != __version__:
@@ -119,7 +129,13 @@ def up_to_date(previous: PreviousIndex | None, changes: Changes, cfg, documents)
     settings = cfg.to_dict()
     if {k: settings.get(k) for k in INDEX_SECTIONS} != previous.index_settings():
         return False
-    return schema.STATUS_FAILED not in documents["status"].to_list()
+    return failures(documents) == previous.failures()
+
+
+def failures(documents) -> dict[str, str | None]:
+    """path → error of the run's failed documents."""
+    failed = documents.filter(documents["status"] == schema.STATUS_FAILED)
+    return dict(failed.select("path", "error").iter_rows())
 
 
 def history_entry(run: int, version: str, mode: str, changes: Changes, ids: dict) -> dict:

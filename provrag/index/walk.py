@@ -41,8 +41,12 @@ class Entry:
 
 
 def is_index_folder(folder: Path) -> bool:
-    """A provrag index (`--out` inside DOCS must not index the index)."""
-    return (folder / "manifest.json").is_file() and (folder / "text_units.parquet").is_file()
+    """A provrag index (`--out` inside DOCS must not index the index). A folder that cannot be
+    read is not one: os.walk then reports it, and it becomes a failed row."""
+    try:
+        return (folder / "manifest.json").is_file() and (folder / "text_units.parquet").is_file()
+    except OSError:  # Python 3.11's is_file() raises PermissionError inside an unreadable folder
+        return False
 
 
 def _kind(mode: int) -> str:

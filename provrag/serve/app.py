@@ -81,7 +81,7 @@ class AnswerOrTrace(Strict):
     answer: str | None = Field(None, min_length=1, max_length=MAX_ANSWER_CHARS, pattern=NOT_BLANK,
                                description="The answer text, with its [Data: …] citations.")
     trace_id: str | None = Field(None, min_length=1, max_length=MAX_TRACE_ID_CHARS,
-                                 description="Instead of answer: the answer of this stored ask trace ('last': the newest).")
+                                 description="Instead of answer: the answer of this stored ask trace ('last': the newest ask this server answered).")
 
     @model_validator(mode="after")
     def exactly_one(self):

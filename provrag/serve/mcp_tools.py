@@ -198,7 +198,7 @@ def build_server(service: IndexService) -> ProvragMCPServer:
     @server.tool(annotations=reads)
     def explain_trace(trace_id: Annotated[str, Field(min_length=1, max_length=64, description=(
             "A trace id from ask or verify_answer (a unique prefix of 4+ characters is enough), or "
-            "'last' for the newest ask."))]) -> JsonResult:
+            "'last' for the newest ask this server answered."))]) -> JsonResult:
         """The stored record of one ask or verify run: how the answer was found and checked.
 
         Returns the trace as `provrag trace ID --format json` prints it: question, method and why it

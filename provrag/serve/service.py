@@ -29,6 +29,7 @@ from provrag.config import Config
 from provrag.errors import UsageError
 from provrag.serve.opened import IndexUnavailable, OpenIndex, manifest_identity, served_version, stamp_of
 from provrag.serve.queue import ComputeQueue
+from provrag.store.traces import made_via
 
 MAX_QUESTION_CHARS = 2_000
 MAX_ANSWER_CHARS = 50_000
@@ -155,7 +156,7 @@ class IndexService:
         from provrag.pipelines.ask import run_ask
 
         bounded("question", question, MAX_QUESTION_CHARS)
-        with self.compute.turn():
+        with self.compute.turn(), made_via("server"):
             result = self.on_one_version(lambda r: run_ask(question, self.index_path, self.cfg, method=method,
                                                            reader=r))
         if result.trace_error:
@@ -171,8 +172,9 @@ class IndexService:
         bounded("answer", answer, MAX_ANSWER_CHARS)
         if trace_id is not None:
             self.trace(trace_id)       # a missing trace is "not found", not bad input
-        return self.on_one_version(lambda r: run_resolve(self.index_path, answer, self.cfg, top_k=top_k,
-                                                         trace_id=trace_id, reader=r))
+        with made_via("server"):
+            return self.on_one_version(lambda r: run_resolve(self.index_path, answer, self.cfg, top_k=top_k,
+                                                             trace_id=trace_id, reader=r))
 
     def verify(self, answer: str | None = None, question: str | None = None, trace_id: str | None = None):
         """`provrag verify --answer A [--question Q]` or `--trace ID`: a VerifyResult, its trace stored."""
@@ -182,7 +184,7 @@ class IndexService:
         bounded("question", question, MAX_QUESTION_CHARS)
         if trace_id is not None and answer is None:
             self.trace(trace_id)
-        with self.compute.turn():
+        with self.compute.turn(), made_via("server"):
             result = self.on_one_version(lambda r: run_verify(self.index_path, self.cfg, answer=answer,
                                                               trace_id=trace_id, question=question, reader=r))
         if result.trace_error:
@@ -203,7 +205,8 @@ class IndexService:
 
         if fmt not in ("json", "prov"):
             raise UsageError(f"unknown format '{fmt}' (expected json or prov)")
-        t = load_trace(trace_id, self.index_path)
+        with made_via("server"):       # `last`: the newest ask this server answered
+            t = load_trace(trace_id, self.index_path)
         if fmt == "prov":
             from provrag.query.trace import to_prov
 

@@ -84,6 +84,10 @@ def _one_select(query: str):
     if not isinstance(query, str) or not query.strip():
         raise SqlError("the query is empty")
     try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:  # a byte the shell passed undecoded (PEP 383): DuckDB takes UTF-8 text only
+        raise SqlError("the query is not UTF-8 text") from None
+    try:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as e:
         raise SqlError(_one_line(e)) from None

@@ -19,6 +19,11 @@ read-only one: their traces go to $XDG_DATA_HOME/provrag/traces/<sha256 of the i
 ~/.local/share/...). Every folder a trace was written to is remembered in
 $XDG_DATA_HOME/provrag/trace_dirs.json, so `provrag trace ID` and `provrag log` work without
 --index too.
+
+Whose a trace is: each records how it was made (`via`: "cli" for a user's own process — the
+command line or the library —, "server" for `provrag serve` and `provrag mcp`) and by which
+OS user. `last` is the newest ask made the same way by the same user: `provrag verify --trace
+last` after `provrag ask` checks that ask, not one a server answered for someone else meanwhile.
 """
 from __future__ import annotations
 
@@ -28,6 +33,8 @@ import json
 import os
 import re
 import uuid
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from provrag.store.provenance import write_tables
@@ -38,8 +45,36 @@ from provrag.errors import UsageError
 QUERIES_DIR = "queries"
 _ID_RE = re.compile(r"^[0-9a-f]{4,32}$")
 
+# how the traces of this context are made: "cli" unless a server says otherwise (made_via)
+_VIA: ContextVar[str] = ContextVar("provrag_trace_via", default="cli")
+
+
 class TraceNotFound(UsageError):
     """No stored trace has that id (or the id prefix is ambiguous); the message is one line."""
+
+
+@contextmanager
+def made_via(via: str):
+    """Traces saved (and `last` looked up) inside this block are `via`'s ("server" in IndexService)."""
+    token = _VIA.set(via)
+    try:
+        yield
+    finally:
+        _VIA.reset(token)
+
+
+def origin() -> dict[str, str]:
+    """{"via", "os_user"} of the traces made here: the door they came through and the OS user
+    (none for a server's: its requests are not its OS user's, and its clients need not learn it)."""
+    import getpass
+
+    if _VIA.get() != "cli":
+        return {"via": _VIA.get(), "os_user": None}
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name in the environment nor in the password database
+        user = f"uid {os.getuid()}"
+    return {"via": _VIA.get(), "os_user": user}
 
 
 def now_iso() -> str:
@@ -115,6 +150,8 @@ def _row(trace: dict) -> dict:
         "n_unresolved": len(trace.get("unresolved") or []),
         "total_ms": float(trace.get("total_ms") or 0.0),
         "index": str(trace.get("index") or ""),
+        "via": trace.get("via"),
+        "os_user": trace.get("os_user"),
         "trace_json": json.dumps(trace, ensure_ascii=False, default=str),
     }
 
@@ -127,7 +164,8 @@ def trace_schema():
         ("trace_id", pa.string()), ("kind", pa.string()), ("created", pa.string()), ("question", pa.string()),
         ("method", pa.string()), ("engine", pa.string()), ("model", pa.string()), ("answer", pa.string()),
         ("n_citations", pa.int64()), ("n_sources", pa.int64()), ("n_unresolved", pa.int64()),
-        ("total_ms", pa.float64()), ("index", pa.string()), ("trace_json", pa.string())])
+        ("total_ms", pa.float64()), ("index", pa.string()), ("via", pa.string()), ("os_user", pa.string()),
+        ("trace_json", pa.string())])
 
 
 def save_trace(trace: dict, index_path) -> Path:
@@ -142,6 +180,8 @@ def save_trace(trace: dict, index_path) -> Path:
 
     if not trace.get("trace_id"):
         trace["trace_id"] = new_id()
+    for key, value in origin().items():  # whose it is: what `last` means (load_trace)
+        trace.setdefault(key, value)
     folder = Path(index_path).absolute() / QUERIES_DIR
     if not may_write(folder):
         folder = user_dir(index_path)
@@ -177,15 +217,12 @@ def stored_files(index_path, table: str | None = None) -> list[Path]:
 def load_trace(trace_id: str, index_path=None) -> dict:
     """The stored trace with this id (a unique prefix of ≥ 4 characters is enough).
 
-    `last` names the most recent ask trace, so scripts can chain `ask` then `verify --trace last`.
+    `last` names the most recent ask trace made the same way by the same user (origin()), so
+    scripts can chain `ask` then `verify --trace last` while a server answers others.
     """
     tid = (trace_id or "").strip().lower()
     if tid == "last":
-        recent = list_traces(index_path, n=1, kind="ask")
-        if not recent:
-            where = f" for index {index_path}" if index_path is not None else ""
-            raise TraceNotFound(f"no stored ask trace{where}")
-        tid = recent[0]["trace_id"]
+        tid = last_ask(index_path)
     if not _ID_RE.match(tid):
         raise TraceNotFound(f"not a trace id: {trace_id!r} (ids are hex, as printed by ask)")
     files = [f for f in _files(trace_dirs(index_path)) if f.stem.rsplit("-", 1)[-1].startswith(tid)]
@@ -204,8 +241,32 @@ def load_trace(trace_id: str, index_path=None) -> dict:
         raise TraceNotFound(f"trace file {files[0]} is unreadable: {str(e).splitlines()[0][:120]}") from None
 
 
-def list_traces(index_path=None, n: int = 20, text: str | None = None, kind: str | None = None) -> list[dict]:
-    """Most recent traces first (flat columns, no trace_json), optionally filtered by text/kind."""
+def last_ask(index_path=None) -> str:
+    """The id of this user's newest ask made the same way (origin()); when there is none, the
+    error says whose the newest ask is, rather than taking someone else's."""
+    me = origin()
+    mine = list_traces(index_path, n=1, kind="ask", made_by=me)
+    if mine:
+        return mine[0]["trace_id"]
+    where = f" for index {index_path}" if index_path is not None else ""
+    anyone = list_traces(index_path, n=1, kind="ask")
+    if not anyone:
+        raise TraceNotFound(f"no stored ask trace{where}")
+    t = load_trace(anyone[0]["trace_id"], index_path)
+    raise TraceNotFound(f"no ask {whose(me)} is stored{where}; the newest ask, {t['trace_id']}, was made "
+                        f"{whose(t)} at {t.get('created', '?')}: give its id to use it")
+
+
+def whose(trace_or_origin: dict) -> str:
+    """'by alice via cli', 'via server' (a trace stored before traces said: 'via ?')."""
+    user, via = trace_or_origin.get("os_user"), trace_or_origin.get("via") or "?"
+    return f"by {user} via {via}" if user else f"via {via}"
+
+
+def list_traces(index_path=None, n: int = 20, text: str | None = None, kind: str | None = None,
+                made_by: dict | None = None) -> list[dict]:
+    """Most recent traces first (flat columns, no trace_json), optionally filtered by text/kind,
+    and by origin ({"via", "os_user"}: a trace stored before traces said whose they were matches any)."""
     import duckdb
 
     files = _files(trace_dirs(index_path))
@@ -220,6 +281,10 @@ def list_traces(index_path=None, n: int = 20, text: str | None = None, kind: str
         if kind:
             where.append("kind = ?")
             params.append(kind)
+        if made_by:
+            where.append("(json_extract_string(trace_json, '$.via') IS NULL OR "
+                         "(json_extract_string(trace_json, '$.via') = ? AND coalesce(json_extract_string(trace_json, '$.os_user'), '') = ?))")
+            params += [made_by["via"], made_by["os_user"] or ""]
         sql = f"""
             SELECT trace_id, kind, created, question, method, engine, model, answer, n_citations,
                    n_sources, n_unresolved, total_ms, index

@@ -40,6 +40,11 @@ def index_summary(s: IndexSummary):
         parts.append(Text(f"warning: {line}", style="yellow"))
     if s.index_version:
         parts.append(Text(_over_time(s)))
+    if s.waiting_for_ocr:  # scanned pages nothing read: name the files and say how to have them read
+        n = len(s.waiting_for_ocr)
+        names = ", ".join(s.waiting_for_ocr[:5]) + (f" and {n - 5} more" if n > 5 else "")
+        parts.append(Text(f"waiting for OCR ({n} document{'s' if n > 1 else ''} with scanned pages not read): "
+                          f"{names}. To read them, {s.ocr_hint}", style="yellow"))
     if s.problems:
         p = Table(title="files not indexed", header_style="bold")
         p.add_column("file")

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import components
 from tests.audit.runs import INJECT, ask_and_verify, index_folder
 
 pytestmark = pytest.mark.usefixtures("shared")
@@ -151,8 +152,7 @@ def problems(events: list[dict]) -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    if CHROMIUM is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium); the browser test needs it")
+    components.chromium()  # skipped without it; in CI a failure naming it
     b = Browser(tmp_path_factory.mktemp("chromium") / "profile")
     yield b
     b.close()

@@ -11,7 +11,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-ray = pytest.importorskip("ray")
+try:
+    import ray
+except ImportError:  # the `ray` extra (`make test` installs it): the fixture below says so
+    ray = None
 
 from pipelines.index import run_index
 from provrag.config import load_config
@@ -23,7 +26,13 @@ from provrag.index.chunk import chunk_text
 from provrag.index.extract import extract_stage
 from provrag.index.tables import frame
 from provrag.store import schema
+from tests import components
 from tests.executors.test_local import add, die_on_three, fail_on_three, failed, pid_of, slow_square
+
+
+@pytest.fixture(autouse=True)
+def _ray_installed():
+    components.ray()  # skipped without it; in CI a failure naming it
 
 
 def test_no_cluster_at_auto_is_a_one_line_error(monkeypatch):

@@ -1,13 +1,13 @@
 """Index stage `embed` over a previous index: an embedder that embeds text by text (MiniLM) takes
 unchanged units' vectors from the previous index; TF-IDF, fitted on the corpus, re-embeds all."""
 import numpy as np
-import pytest
 
 from provrag.config import load_config
 from provrag.index.chunk import chunk_text
 from provrag.index.embed import embed_stage
 from provrag.index.tables import frame
 from provrag.store import schema
+from tests import components
 
 
 def _units(small_corpus, n=6):
@@ -19,13 +19,10 @@ def _units(small_corpus, n=6):
 
 
 def test_minilm_reuses_known_vectors_and_embeds_only_the_rest(small_corpus):
-    minilm = pytest.importorskip("provrag.embeddings.minilm")
+    components.minilm_weights()  # no model package: skipped (in CI: fails); wrong weights: the test fails
     cfg = load_config(None, {"embeddings": {"engine": "minilm"}})
     units = _units(small_corpus)
-    try:
-        _, fresh = embed_stage(units, cfg)
-    except minilm.MiniLMUnavailable as e:
-        pytest.skip(str(e))
+    _, fresh = embed_stage(units, cfg)
     marker = np.full(fresh.shape[1], 0.5, np.float32)  # not a vector MiniLM would make
     known = {"u0": fresh[0], "u1": marker}
     embedded = []

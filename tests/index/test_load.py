@@ -137,12 +137,12 @@ def test_every_bad_file_is_recorded_with_a_one_line_error(bad_docs, bad_corpus):
 def test_documents_frame_is_the_contract_table_plus_pages(small_docs, bad_docs):
     import polars as pl
 
-    from provrag.index.tables import OCR_PAGES, OUTLINE, PAGES, frame, to_arrow
+    from provrag.index.tables import OCR_PAGES, OCR_WAITING, OUTLINE, PAGES, frame, to_arrow
     from provrag.store import schema
 
     docs = list(small_docs.values()) + list(bad_docs.values())
     df = L.documents_frame(docs)
-    assert df.drop(PAGES, OCR_PAGES, OUTLINE).schema == frame(schema.DOCUMENTS, []).schema
+    assert df.drop(PAGES, OCR_PAGES, OUTLINE, OCR_WAITING).schema == frame(schema.DOCUMENTS, []).schema
     assert df["human_readable_id"].to_list() == list(range(len(docs))) and df["id"].n_unique() == len(docs)
     assert df["path"].to_list() == [d.path for d in docs] and df["text_unit_ids"].null_count() == len(docs)
     faq = df.filter(pl.col("path") == "R-FAQ.pdf").row(0, named=True)
@@ -242,7 +242,6 @@ def test_docling_parse_backend_puts_text_on_the_same_pages(small_corpus):
 
 
 def test_unavailable_layout_backend_is_a_recorded_failure(small_corpus):
-    pytest.importorskip("docling")
     try:
         import torch  # noqa: F401
         pytest.skip("torch present: the layout pipeline may really run")

@@ -146,7 +146,8 @@ def test_rerun_is_identical(built, tmp_path, run_cli):
 SUMMARY_KEYS = ["index", "documents", "documents_ok", "documents_failed", "documents_skipped", "problems", "pages",
                 "pages_ocr", "pages_without_text", "text_units", "skeleton_units", "keywords", "entities", "relationships", "communities",
                 "community_reports", "engine", "llm", "seconds", "timings",
-                "index_version", "run", "mode", "changes", "ids"]  # the index over time (issue 17)
+                "index_version", "run", "mode", "changes", "ids",  # the index over time (issue 17)
+                "waiting_for_ocr", "ocr_hint"]  # scanned pages OCR could not read (issue 29)
 
 
 def test_json_summary_agrees_with_the_tables_and_manifest(built):

@@ -62,7 +62,6 @@ def cli(provrag_cli, repo_root):
 @pytest.fixture(scope="module")
 def oai(tmp_path_factory, cli, scripted_llm_server, small_corpus, bad_corpus):
     """Scripted server + a baseline openai-engine index of real documents with the bad files mixed in."""
-    pytest.importorskip("provrag.pipelines.index")
 
     w = tmp_path_factory.mktemp("reliab")
     docs = w / "docs"
@@ -118,7 +117,11 @@ def test_bad_files_mixed_into_a_real_corpus_are_each_recorded(oai, bad_corpus):
 def test_kill_9_at_random_moments_leaves_an_index_that_answers(oai, cli, provrag_cli, repo_root):
     out, env, cfg, docs = oai["out"], oai["env"], oai["cfg"], oai["docs"]
     _ask_answers(cli, out, env)
-    # one cached re-run to time a run: the kill moments are drawn over its length (and a bit past it)
+    # one cached re-run to time a run: the kill moments are drawn over its length (and a bit past it).
+    # Each run is a whole update: a broken file is replaced by another broken one first (a folder
+    # with nothing changed would be "up to date" and stop after loading, and kills would only hit that)
+    versions = iter(range(10**6))
+    _rebreak(docs, next(versions))
     t0 = time.perf_counter()
     r = cli("index", docs, "--out", out, "--config", cfg, env=env)
     span = time.perf_counter() - t0
@@ -128,6 +131,7 @@ def test_kill_9_at_random_moments_leaves_an_index_that_answers(oai, cli, provrag
     moments = sorted(round(rng.uniform(0.05, 1.1 * span), 2) for _ in range(KILLS))
     log = []
     for at in moments:
+        _rebreak(docs, next(versions))
         p = subprocess.Popen([*provrag_cli, "index", str(docs), "--out", str(out), "--config", str(cfg)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=repo_root,
                              start_new_session=True)
@@ -146,8 +150,10 @@ def test_kill_9_at_random_moments_leaves_an_index_that_answers(oai, cli, provrag
         manifest = json.loads((out / "manifest.json").read_text())  # the folder holds a whole index
         assert manifest["counts"]["text_units"] > 0, at
         _ask_answers(cli, out, env)
+        _rebreak(docs, next(versions))
         r = cli("index", docs, "--out", out, "--config", cfg, "--json", env=env)
         assert r.returncode == 0, (at, r.stderr[-1500:])
+        assert json.loads(r.stdout)["mode"] == "update", at
         m = json.loads((out / "manifest.json").read_text())
         assert m["llm"]["calls"] == 0 and m["llm"]["cached"] > 0, (at, m["llm"])  # from the cache
         assert m["counts"] == oai["counts"], at  # the same index again
@@ -155,6 +161,11 @@ def test_kill_9_at_random_moments_leaves_an_index_that_answers(oai, cli, provrag
         assert not leftovers, (at, leftovers)
     assert any(what == "killed" for _, what in log), log
     print(f"kill -9 moments (s, run ≈ {span:.1f} s): {log}")
+
+
+def _rebreak(docs: Path, version: int) -> None:
+    """not-a-pdf.pdf gets other bytes that are still not a PDF: the folder changed, the index's content not."""
+    (docs / "not-a-pdf.pdf").write_bytes(b"this is still not a PDF, version %d\n" % version)
 
 
 @pytest.mark.slow
@@ -171,12 +182,16 @@ def test_api_key_is_never_written(oai, cli):
     assert r.returncode in (0, 1), r.stderr[-1500:]
     outputs += [r.stdout, r.stderr]
     assert json.loads(r.stdout)["claims"] is not None
-    # a request with a rejected key: the server echoes it back in its error (401echo)
+    # a request with a rejected key: the server echoes it back in its error (401echo). Counted from
+    # here: the index and the asks above made requests of their own, which prove nothing of this one
+    before = oai["srv"].stats()
     oai["srv"].fail_next("401echo")
     r = cli("ask", "Who wrote the developers reference?", "--index", out, "--config", cfg, "--json", env=env,
             timeout=300)
     outputs += [r.stdout, r.stderr]
-    assert oai["srv"].stats()["requests"] > 0
+    after = oai["srv"].stats()
+    assert after["requests"] > before["requests"], "this ask sent no request: the echo was never tested"
+    assert after["faults"][len(before["faults"]):][:1] == ["401echo"], "the key was not echoed back to provrag"
 
     traces = list((out / "queries").glob("*.parquet"))
     assert traces, "ask/verify stored no trace in the index"
@@ -252,7 +267,6 @@ def answer(draw, most: int = 5) -> str:
 @pytest.fixture(scope="module")
 def readers(tmp_path_factory, small_corpus, dulce):
     """A small provrag index and two real GraphRAG indexes (v1 names, v3), opened once."""
-    pytest.importorskip("provrag.pipelines.index")
     from provrag.pipelines.index import run_index
     from provrag.config import load_config
     from provrag.store.reader import open_index

@@ -217,14 +217,11 @@ def test_cli_bad_input_is_one_line_exit_2(run_cli, repo_root, dulce_v3, args, ms
 @pytest.fixture(scope="session")
 def small_index(tmp_path_factory, small_corpus):
     """../shared/corpora/small indexed once per session by the real pipeline."""
-    try:
-        from provrag.pipelines.index import run_index
-        from provrag.config import load_config
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
 
-        out = tmp_path_factory.mktemp("cite") / "idx"
-        run_index(small_corpus, out, load_config())
-    except ImportError as e:  # the index pipeline is still being assembled (issue #2)
-        pytest.skip(f"index pipeline not available: {e}")
+    out = tmp_path_factory.mktemp("cite") / "idx"
+    run_index(small_corpus, out, load_config())
     return out
 
 

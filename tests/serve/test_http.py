@@ -59,6 +59,9 @@ def test_ask_resolve_verify_trace_round_trip_equals_the_cli(server, small_served
     # the stored traces of the two runs: the same content apart from ids and times
     served_trace = httpx.get(f"{server.url}/v1/traces/{ask['trace_id']}", timeout=30).json()
     cli_trace = json.loads(cli_text(serve_env, "trace", cli_ask["trace_id"], "--index", idx, "--format", "json"))
+    # whose each is differs, and says so (`--trace last` of the CLI never takes the server's)
+    assert (served_trace.pop("via"), served_trace.pop("os_user")) == ("server", None)
+    assert cli_trace.pop("via") == "cli" and cli_trace.pop("os_user")
     assert without(served_trace) == without(cli_trace)
     assert served_trace["answer"] == ask["answer"]
 

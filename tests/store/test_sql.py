@@ -2,8 +2,6 @@
 provenance, after real asks and a real verify over real PDFs."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from provrag.errors import UsageError
@@ -100,10 +98,9 @@ def test_a_select_cannot_read_files_outside_the_index(asked_index, query):
 
 
 def test_a_long_query_is_stopped_at_the_timeout(asked_index):
-    t0 = time.perf_counter()
+    # 10^13 products: hours of work, so only the timeout ends it (how soon: bench/client_timing.py)
     with pytest.raises(SqlError, match="longer than 0.5 s"):
         run_sql(asked_index[0], "SELECT sum(a.range * b.range) FROM range(100000000) a, range(100000) b", timeout_s=0.5)
-    assert time.perf_counter() - t0 < 10
 
 
 def test_a_graphrag_folder_has_the_views_and_empty_provenance(dulce_v3, tmp_path, monkeypatch):

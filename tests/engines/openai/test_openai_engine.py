@@ -373,10 +373,8 @@ def test_connection_refused_fails_fast_and_is_recorded(monkeypatch, paragraphs):
                                      "api_key_env": KEY_ENV, "backoff_seconds": 0.05, "max_retries": 3,
                                      "concurrency": 1}})
     eng = get_engine(cfg)
-    t0 = time.monotonic()
     units = [(f"u{i}", p) for i, p in enumerate(paragraphs[:6])]
-    out = eng.extract_graph(units)
-    assert time.monotonic() - t0 < 5
+    out = eng.extract_graph(units)  # how fast it gives up is bench/client_timing.py's (wall clock, not here)
     assert out == get_engine(load_config()).extract_graph(units)  # every unit by the offline extractor
     u = eng.usage.to_dict()
     assert u["fallback"] == 6 and u["failed"] == 0 and u["calls"] == 0  # nothing reached a server
@@ -392,12 +390,17 @@ def test_connection_refused_fails_fast_and_is_recorded(monkeypatch, paragraphs):
 
 
 def test_rate_limit_and_concurrency(srv, paragraphs):
-    srv.state.delay = 0.25
+    """[llm] concurrency: requests overlap, never more than that many at once (the server counts
+    them in flight; the speed-up itself is measured in bench/client_timing.py)."""
+    srv.reset()
+    srv.state.delay = 0.25  # each request held long enough for the next ones to arrive meanwhile
     eng = get_engine(make_cfg(srv, {"concurrency": 4}))
-    t0 = time.monotonic()
     eng.extract_graph([(f"u{i}", p) for i, p in enumerate(paragraphs[:8])])
-    parallel = time.monotonic() - t0
-    assert parallel < 8 * 0.25 * 0.75  # requests overlapped
+    assert 1 < totals(srv)["max_in_flight"] <= 4, totals(srv)  # overlapped, within the bound
+    srv.reset()
+    eng = get_engine(make_cfg(srv, {"concurrency": 1}))
+    eng.extract_graph([(f"u{i}", p) for i, p in enumerate(paragraphs[8:12])])
+    assert totals(srv)["max_in_flight"] == 1 and totals(srv)["requests"] >= 4  # one at a time
     srv.state.delay = 0.0
     eng = get_engine(make_cfg(srv, {"requests_per_minute": 600, "concurrency": 4}))
     t0 = time.monotonic()

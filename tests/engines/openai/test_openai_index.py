@@ -25,8 +25,6 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def indexes(tmp_path_factory, small_corpus, scripted_llm_server):
-    for mod in ("provrag.pipelines.index", "provrag.index.extract", "provrag.index.communities", "provrag.index.reports"):
-        pytest.importorskip(mod)
     from provrag.pipelines.index import run_index
 
     w = tmp_path_factory.mktemp("oai")
