@@ -33,6 +33,14 @@ def ask_view(result: AskResult):
                    border_style="yellow" if result.abstained else "none")]
     if result.error:  # the model's answer failed: say why and what stands in its place
         parts.append(Text(f"warning: {result.error}", style="yellow"))
+    for r in result.removed_sentences:  # the answer check: what the cited sources did not support
+        line = Text("removed (its sources do not support it): ", style="magenta")
+        line.append(f"“{r.get('sentence')}”", style="italic")
+        if r.get("reason"):
+            line.append(f" — {r['reason']}", style="dim")
+        parts.append(line)
+    if not result.checked:
+        parts.append(Text("unchecked answer (--raw): its sentences were not judged against their sources", style="dim"))
     if result.abstained and result.sources:
         parts.append(sources_table([s.to_json() for s in result.sources], title="closest passages — not an answer",
                                    has_pages=result.has_pages))

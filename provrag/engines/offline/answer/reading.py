@@ -1,0 +1,144 @@
+"""The offline answer read by the learned reader: a sentence answers only when the model finds
+it states the answer, the answer leads with it, and nothing that does not answer is added.
+
+Word overlap can say which sentences are *about* the question, not which one *states* what
+was asked: near misses (the manual discusses the setting but never gives its maximum) share
+every word of the question. The reader (provrag/learned, a MiniLM cross-encoder) reads the
+question with each candidate sentence in its paragraph and gives a calibrated probability
+that the sentence states the answer.
+
+Steps:
+1. passages: the retrieved records, the first `reader_passages` re-ranked by the reader's
+   passage head (its relevance probability), so a package's own manual comes before the
+   others that merely mention it;
+2. candidates: the best `reader_sentences` distinct sentences — those of the best passages
+   (a short question such as "What is R?" shares no word a scorer can weigh) and the best by
+   the lexical scorer (scoring.rank_sentences), alternately;
+3. reading: each candidate's probability of stating the answer (`answer_probs`, with its
+   paragraph as context);
+4. the answer: the most probable sentence at or above `answer_min_prob` (ties by passage
+   relevance), then — for a "how do I" question — the steps that follow it in its section, or
+   further sentences at or above the threshold on the same subject (a broad question: one per
+   passage), `answer_sentences` at most. None at or above it: the engine abstains.
+The answer's `confidence` is the lead sentence's probability (calibrated by the train lane on
+held-out data, bench/results/): the model's, not a coverage score.
+"""
+from __future__ import annotations
+
+from provrag.config import Config
+from provrag.engines.offline.answer.focus import anchor_term, same_subject, steps_after
+from provrag.engines.offline.answer.scoring import rank_sentences
+from provrag.engines.offline.answer.wording import normalised
+from provrag.text.questions import is_broad, is_procedural
+from provrag.text.sentences import is_heading
+
+PASSAGE_SENTENCES = 12   # sentences taken from each of the best passages (a unit holds ~10-15)
+BEST_PASSAGES = 3        # passages whose sentences are all candidates
+
+
+def passage_text(record: dict) -> str:
+    return " ".join((record.get("text") or "").split())
+
+
+def rank_passages(r, question: str, context: list[dict], limit: int) -> tuple[list[int], list[float] | None]:
+    """Indices of the context records, the first `limit` re-ordered by the passage head (stable:
+    retrieval's order breaks ties), and their relevance probabilities (None: not re-ranked)."""
+    order = list(range(len(context)))
+    if limit <= 0 or len(context) < 1:
+        return order, None
+    head = order[:limit]
+    scores = [float(x) for x in r.passage_scores(question, [passage_text(context[i]) for i in head])]
+    ranked = sorted(head, key=lambda i: (-scores[i], i))
+    return ranked + order[limit:], scores + [None] * (len(order) - limit)
+
+
+def candidates(ranked: list[dict], passages: list[int], n: int) -> list[dict]:
+    """The best `n` distinct sentences: those of the best passages (in passage order) and the best
+    by the lexical scorer, taken alternately."""
+    by_record: dict[int, list[dict]] = {}
+    for c in sorted(ranked, key=lambda c: (c["record"], c["start"])):
+        by_record.setdefault(c["record"], []).append(c)
+    from_passages = [c for ri in passages[:BEST_PASSAGES] for c in by_record.get(ri, [])[:PASSAGE_SENTENCES]]
+    lexical = [c for c in ranked if c["score"] > 0]
+    out, seen = [], set()
+    for pair in _alternate(from_passages, lexical):
+        key = normalised(pair["sentence"])
+        if not key or key in seen or not states_something(pair["sentence"]):
+            continue
+        seen.add(key)
+        out.append(pair)
+        if len(out) >= n:
+            break
+    return out
+
+
+def states_something(sentence: str) -> bool:
+    """False for what cannot state an answer: a heading or contents line, a question (an FAQ's
+    "2.1 What is R?" names the topic; the sentence after it answers), a lone word."""
+    s = sentence.strip()
+    return len(s.split()) >= 3 and not s.endswith("?") and not is_heading(s)
+
+
+def _alternate(a: list, b: list):
+    for i in range(max(len(a), len(b))):
+        if i < len(b):
+            yield b[i]
+        if i < len(a):
+            yield a[i]
+
+
+def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, float] | None = None,
+         qterms: list[str] | None = None, info: dict | None = None) -> tuple[list[dict], float]:
+    """(the answer's sentences, best first; the model's confidence in the lead one). An empty
+    list: no candidate states the answer (the confidence is then the best probability read)."""
+    scfg = cfg.search
+    threshold = float(scfg.answer_min_prob)
+    n = int(scfg.answer_sentences)
+    order, pscores = rank_passages(r, question, context, int(scfg.reader_passages))
+    rank_of = {ri: k for k, ri in enumerate(order)}
+    ranked = rank_sentences(question, context, idf, qterms=qterms)
+    cands = candidates(ranked, order, int(scfg.reader_sentences))
+    probs = r.answer_probs(question, [c["sentence"] for c in cands], contexts=[c.get("paragraph") or c["sentence"]
+                                                                                for c in cands]) if cands else []
+    for c, p in zip(cands, probs):
+        c["lexical_score"] = c["score"]
+        c["prob"] = round(float(p), 4)
+        c["passage_prob"] = None if pscores is None or pscores[c["record"]] is None else round(pscores[c["record"]], 4)
+        c["score"] = c["prob"]
+    cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
+    answering = [c for c in cands if c["prob"] >= threshold]
+    picked = focus_read(question, answering, context, idf or {}, n)
+    best = cands[0]["prob"] if cands else 0.0
+    if info is not None:
+        info["reader"] = "learned"
+        info["threshold"] = threshold
+        info["confidence"] = round(best, 4)
+        info["passage_order"] = order
+        if pscores is not None:
+            info["passages"] = [{"record": ri, "prob": round(pscores[ri], 4)} for ri in order if pscores[ri] is not None]
+        info["read"] = [{"record": c["record"], "prob": c["prob"], "lexical_score": c["lexical_score"],
+                         "passage_prob": c["passage_prob"], "sentence": c["sentence"][:160]} for c in cands[:10]]
+    return picked, best
+
+
+def focus_read(question: str, answering: list[dict], records: list[dict], idf: dict[str, float], n: int) -> list[dict]:
+    """What answers, best first: the lead sentence; for "how do I …" the steps that follow it in
+    its section; for a broad question one answering sentence per passage; otherwise further
+    answering sentences on the lead's subject (the question's most specific term it holds)."""
+    if not answering:
+        return []
+    lead = answering[0]
+    if is_procedural(question) and not lead.get("citation"):
+        return [lead] + steps_after(lead, records[lead["record"]])
+    out, seen = [lead], {lead["record"]}
+    broad = is_broad(question)
+    anchor = anchor_term(idf, lead["sentence"] + " " + (lead.get("antecedent") or ""))
+    for c in answering[1:]:
+        if len(out) >= n:
+            break
+        if broad and c["record"] in seen:
+            continue
+        if broad or same_subject(anchor, c["sentence"], c.get("antecedent")):
+            out.append(c)
+            seen.add(c["record"])
+    return out
