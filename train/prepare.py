@@ -25,7 +25,8 @@ so no article, page or story is on both sides. Pairs per task:
 - claim     (claim, evidence) → 0 SUPPORTED / 1 CONTRADICTED / 2 UNSUPPORTED (VitaminC
             True / False / Neither), and HaluEval ("question answer", knowledge): the right answer
             is SUPPORTED, the hallucinated one -1 = "not supported" (contradicted or unsupported:
-            HaluEval does not say which).
+            HaluEval does not say which); and SQuADShifts questions in the same form against single
+            sentences (squad_claims: supported, not stated, a swapped answer).
 """
 from __future__ import annotations
 
@@ -189,6 +190,17 @@ def squad_shifts(members: dict[str, bytes], rng: random.Random, counts: Counter)
                     if cut:
                         rows.append({**base, "task": "answer", "a": q, "b": cut, "c": context[:a0], "label": 0,
                                      "kind": "answer cut out", "qid": qa["id"]})
+                    # another question's answer sentence: states a fact of this paragraph, not the asked one
+                    theirs = [(q2["answers"][0]["answer_start"], q2["answers"][0]["text"]) for q2 in para["qas"]
+                              if q2["id"] != qa["id"] and q2.get("answers")]
+                    other_answer = [i for i, (a, b) in enumerate(sents) if i not in holders
+                                    and any(a <= st < b for st, _ in theirs)]
+                    if other_answer:
+                        i = rng.choice(other_answer)
+                        rows.append({**base, "task": "answer", "a": q, "b": context[sents[i][0]:sents[i][1]],
+                                     "c": context[:sents[i][0]], "label": 0, "kind": "another question's answer",
+                                     "qid": qa["id"]})
+                    rows += squad_claims(rng, base, q, answers[0]["text"], context, sents, pos, holders, theirs)
                     # relevance: this paragraph vs the article's look-alike and a random paragraph elsewhere
                     rows.append({**base, "task": "relevance", "a": q, "b": context, "label": 1, "kind": "gold paragraph",
                                  "qid": qa["id"]})
@@ -200,6 +212,31 @@ def squad_shifts(members: dict[str, bytes], rng: random.Random, counts: Counter)
                     if far_text != context:
                         rows.append({**base, "task": "relevance", "a": q, "b": far_text, "label": 0,
                                      "kind": "random paragraph", "qid": qa["id"]})
+    return rows
+
+
+def squad_claims(rng: random.Random, base: dict, q: str, answer: str, context: str, sents, pos: int,
+                 holders: set[int], theirs: list[tuple[int, str]]) -> list[dict]:
+    """Claim pairs in HaluEval's form ("question answer") from a SQuAD question, judged against
+    single sentences: the right answer is SUPPORTED by the sentence stating it and UNSUPPORTED by a
+    sentence of the same paragraph that does not (not stated is not contradicted); another
+    answer of the same paragraph, swapped in, is not supported by the answer sentence."""
+    answer = answer.strip()
+    if not answer or len(answer.split()) > 8:
+        return []
+    a0, b0 = sents[pos]
+    base = {**base, "task": "claim", "source": "squad-claims"}
+    rows = [{**base, "a": f"{q} {answer}", "b": context[a0:b0], "label": 0, "kind": "right, answer sentence"}]
+    silent = [i for i in range(len(sents)) if i not in holders]
+    if silent:
+        i = rng.choice(silent)
+        rows.append({**base, "a": f"{q} {answer}", "b": context[sents[i][0]:sents[i][1]], "label": 2,
+                     "kind": "right, silent sentence"})
+    swaps = [t.strip() for _, t in theirs if t.strip() and t.strip().lower() not in answer.lower()
+             and answer.lower() not in t.strip().lower() and len(t.split()) <= 8]
+    if swaps:
+        rows.append({**base, "a": f"{q} {rng.choice(swaps)}", "b": context[a0:b0], "label": -1,
+                     "kind": "swapped answer, answer sentence"})
     return rows
 
 

@@ -116,13 +116,21 @@ def load_rows(path: Path) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-def sample(rows: list[dict], sizes: dict[str, int], rng: random.Random) -> list[dict]:
-    """sizes[task] rows of each task (claim rows: VitaminC and HaluEval in proportion), seeded."""
+def sample(rows: list[dict], sizes: dict[str, int], rng: random.Random, mix: dict[str, float] | None = None) -> list[dict]:
+    """sizes[task] rows of each task, seeded; mix[source] = its share of its task's rows (sources
+    not named fill the rest in proportion to their pools)."""
+    mix = mix or {}
     out = []
     for task, n in sizes.items():
         pool = [r for r in rows if r["task"] == task]
         rng.shuffle(pool)
-        out += pool[:n]
+        named = {src: [r for r in pool if r["source"] == src] for src in mix}
+        named = {src: part for src, part in named.items() if part}
+        picked = [r for src, part in named.items() for r in part[: int(round(mix[src] * n))]]
+        rest = [r for r in pool if r["source"] not in named]
+        picked += rest[: max(0, n - len(picked))]
+        rng.shuffle(picked)
+        out += picked
     return out
 
 
@@ -265,6 +273,8 @@ def main() -> None:
     ap.add_argument("--len-answer", type=int, default=96)
     ap.add_argument("--len-relevance", type=int, default=128)
     ap.add_argument("--len-claim", type=int, default=128)
+    ap.add_argument("--claim-mix", default="vitaminc=0.5,halueval=0.25,squad-claims=0.25",
+                    help="share of the claim pairs per source")
     ap.add_argument("--context-rate", type=float, default=0.5, help="share of answer pairs shown their paragraph")
     ap.add_argument("--test-per-task", type=int, default=1500, help="held-out pairs scored per task after each epoch")
     ap.add_argument("--seed", type=int, default=1729)
@@ -296,7 +306,9 @@ def main() -> None:
     opt = torch.optim.AdamW([{"params": body_params, "lr": args.lr}, {"params": head_params, "lr": args.head_lr}],
                             weight_decay=0.01)
     sizes = {"answer": args.answer, "relevance": args.relevance, "claim": args.claim}
-    per_epoch = [encode(encoder, sample(train_rows, sizes, rng), lengths, rng, args.context_rate) for _ in range(args.epochs)]
+    mix = {k: float(v) for k, v in (x.split("=") for x in args.claim_mix.split(",") if x)}
+    per_epoch = [encode(encoder, sample(train_rows, sizes, rng, mix), lengths, rng, args.context_rate)
+                 for _ in range(args.epochs)]
     steps = sum(math.ceil(len(e) / args.batch) for e in per_epoch)
     warmup = max(1, steps // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
