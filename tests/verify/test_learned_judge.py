@@ -114,3 +114,15 @@ def test_citations_hold_the_evidence_only_beside_cited_evidence(halcyon_index):
     assert c.cited_supports
     shown = shown_evidence(c, 2)
     assert any(e.route in ("cited", "both") and e.label == "supported" for e in shown)
+
+
+def test_the_fitted_judges_reason_never_says_covers_beside_missing_words():
+    """Without the learned reader ([verify] judge = "features"), a reason that lists the claim's
+    missing words does not also call the claim "covered" (90 % of its weight can lack five words)."""
+    from provrag.engines.offline.judge.decide import judge
+
+    vcfg = load_config().verify
+    (v,) = judge("Dr. Imogen Vale leads the Halcyon commissioning team from the Kestrel Point control room "
+                 "with four shift engineers and a chemist.",
+                 ["The commissioning team is led by Dr. Imogen Vale, Brightwater's commissioning manager."], vcfg)
+    assert "missing:" in v["reason"] and "covers" not in v["reason"]
