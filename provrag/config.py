@@ -151,6 +151,7 @@ class SearchSettings:
     reader_sentences: int = positive()
     reader_passages: int = count()
     retries: int = rule(0, 2)
+    reader_weights: dict[str, float]
 
 
 @dataclass(frozen=True)

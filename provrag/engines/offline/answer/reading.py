@@ -25,6 +25,8 @@ held-out data, bench/results/): the model's, not a coverage score.
 """
 from __future__ import annotations
 
+import math
+
 from provrag.config import Config
 from provrag.engines.offline.answer.focus import anchor_term, same_subject, steps_after
 from provrag.engines.offline.answer.scoring import rank_sentences
@@ -34,6 +36,32 @@ from provrag.text.sentences import is_heading
 
 PASSAGE_SENTENCES = 12   # sentences taken from each of the best passages (a unit holds ~10-15)
 BEST_PASSAGES = 3        # passages whose sentences are all candidates
+FEATURES = ("answer", "passage", "lexical", "coverage")   # [search.reader_weights] (bench/fit_reader.py)
+
+
+def _logit(p: float | None) -> float:
+    p = min(max(float(p if p is not None else 0.5), 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+def features(prob: float, passage_prob: float | None, lexical: float, top_lexical: float, coverage: float) -> dict:
+    """What decides whether a candidate answers: the reader's two readings (as logits) and the
+    word overlap the hand-set scorer measured (relative to the best candidate's, and as the
+    share of the question's weighted terms the sentence holds)."""
+    return {"answer": _logit(prob), "passage": _logit(passage_prob), "lexical": lexical / top_lexical if top_lexical > 0 else 0.0,
+            "coverage": float(coverage or 0.0)}
+
+
+def answer_probability(feat: dict, weights: dict[str, float]) -> float:
+    """P(the index answers the question with this sentence), in two fitted steps: a linear score
+    of the features that ranks the candidates (`bias` + Σ weight × feature), then its
+    calibration into a question-level probability (`offset` + `scale` × score, logistic), since a
+    question's best candidate, not each candidate, is what the answer stands on. With the
+    default weights (answer 1, scale 1, the rest 0) it is the reader's own calibrated
+    probability; bench/fit_reader.py refits both steps on dev data where that measurably helps."""
+    z = float(weights.get("bias", 0.0)) + sum(float(weights.get(k, 0.0)) * feat[k] for k in FEATURES)
+    z = float(weights.get("offset", 0.0)) + float(weights.get("scale", 1.0)) * z
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
 def passage_text(record: dict) -> str:
@@ -100,10 +128,14 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
     cands = candidates(ranked, order, int(scfg.reader_sentences))
     probs = r.answer_probs(question, [c["sentence"] for c in cands], contexts=[c.get("paragraph") or c["sentence"]
                                                                                 for c in cands]) if cands else []
+    top_lexical = max((c["score"] for c in cands), default=0.0)
+    weights = dict(scfg.reader_weights)
     for c, p in zip(cands, probs):
         c["lexical_score"] = c["score"]
-        c["prob"] = round(float(p), 4)
+        c["reader_prob"] = round(float(p), 4)
         c["passage_prob"] = None if pscores is None or pscores[c["record"]] is None else round(pscores[c["record"]], 4)
+        c["features"] = features(float(p), c["passage_prob"], c["score"], top_lexical, c.get("coverage", 0.0))
+        c["prob"] = round(answer_probability(c["features"], weights), 4)
         c["score"] = c["prob"]
     cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
     answering = [c for c in cands if c["prob"] >= threshold]
@@ -116,8 +148,9 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
         info["passage_order"] = order
         if pscores is not None:
             info["passages"] = [{"record": ri, "prob": round(pscores[ri], 4)} for ri in order if pscores[ri] is not None]
-        info["read"] = [{"record": c["record"], "prob": c["prob"], "lexical_score": c["lexical_score"],
-                         "passage_prob": c["passage_prob"], "sentence": c["sentence"][:160]} for c in cands[:10]]
+        info["read"] = [{"record": c["record"], "prob": c["prob"], "reader_prob": c["reader_prob"],
+                         "lexical_score": c["lexical_score"], "passage_prob": c["passage_prob"],
+                         "sentence": c["sentence"][:160]} for c in cands[:10]]
     return picked, best
 
 
