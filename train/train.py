@@ -193,12 +193,13 @@ def losses(out, batch: list[tuple]) -> torch.Tensor:
 # ---- held-out scores ---------------------------------------------------------------------------
 
 @torch.no_grad()
-def predict(model: Reader, encoder: PairEncoder, items: list[tuple], size: int = 64) -> list[tuple]:
+def predict(model: Reader, encoder: PairEncoder, items: list[tuple], size: int = 64, bf16: bool = True) -> list[tuple]:
     """(task, label, score) per item: answer/relevance logit, claim logits."""
     model.eval()
     out = []
     for batch in batches(items, size, random.Random(0), shuffle=False):
-        a, r, c = model(**tensors(encoder, batch))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            a, r, c = (o.float() for o in model(**tensors(encoder, batch)))
         for i, (_, _, task, label) in enumerate(batch):
             score = a[i].item() if task == "answer" else r[i].item() if task == "relevance" else c[i].tolist()
             out.append((task, label, score))
@@ -244,7 +245,8 @@ def scores(preds: list[tuple]) -> dict:
 # ---- export --------------------------------------------------------------------------------------
 
 def export(model: Reader, encoder: PairEncoder, run: Path) -> None:
-    """reader-fp32.onnx (one graph, all heads, dynamic batch and length), then reader.onnx: int8 weights."""
+    """reader-fp32.onnx (one graph, all heads, dynamic batch and length), then reader.onnx: int8 weights
+    (fp32 is 90 MB, over the 50 MB a wheel may carry)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model.eval()
@@ -256,27 +258,31 @@ def export(model: Reader, encoder: PairEncoder, run: Path) -> None:
                       dynamic_axes={k: {0: "batch", 1: "tokens"} for k in ("input_ids", "attention_mask", "token_type_ids")}
                       | {"answer": {0: "batch"}, "relevance": {0: "batch"}, "claim": {0: "batch"}},
                       opset_version=17, dynamo=False)
-    quantize_dynamic(str(fp32), str(run / "reader.onnx"), weight_type=QuantType.QInt8)
+    # per output channel: on the first reader's held-out pairs it kept fp32's answer AUC (0.7665 vs
+    # 0.7666) where one scale per tensor lost 0.011, at the same size (23 MB)
+    quantize_dynamic(str(fp32), str(run / "reader.onnx"), weight_type=QuantType.QInt8, per_channel=True)
 
 
 # ---- main ------------------------------------------------------------------------------------------
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--answer", type=int, default=24000, help="answer pairs per epoch")
-    ap.add_argument("--relevance", type=int, default=6000, help="relevance pairs per epoch")
-    ap.add_argument("--claim", type=int, default=20000, help="claim pairs per epoch")
-    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--answer", type=int, default=8500, help="answer pairs per epoch")
+    ap.add_argument("--relevance", type=int, default=2000, help="relevance pairs per epoch")
+    ap.add_argument("--claim", type=int, default=7500, help="claim pairs per epoch")
+    ap.add_argument("--epochs", type=int, default=3, help="passes, each over a fresh draw of the pairs above")
     ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--lr", type=float, default=5e-5)
+    ap.add_argument("--lr", type=float, default=8e-5)
     ap.add_argument("--head-lr", type=float, default=1e-3)
     ap.add_argument("--len-answer", type=int, default=96)
     ap.add_argument("--len-relevance", type=int, default=128)
     ap.add_argument("--len-claim", type=int, default=128)
-    ap.add_argument("--claim-mix", default="vitaminc=0.5,halueval=0.25,squad-claims=0.25",
+    ap.add_argument("--claim-mix", default="vitaminc=0.5,halueval=0.1,squad-claims=0.25,conflicts=0.15",
                     help="share of the claim pairs per source")
     ap.add_argument("--context-rate", type=float, default=0.5, help="share of answer pairs shown their paragraph")
-    ap.add_argument("--test-per-task", type=int, default=1500, help="held-out pairs scored per task after each epoch")
+    ap.add_argument("--test-per-task", type=int, default=1000, help="held-out pairs scored per task after each epoch")
+    ap.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
+                    help="bfloat16 autocast for the matmuls (2.1x faster on this AVX512-BF16 CPU; weights stay fp32)")
     ap.add_argument("--seed", type=int, default=1729)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
@@ -320,7 +326,9 @@ def main() -> None:
         log["train_pairs_per_epoch"][epoch] = {t: sum(1 for x in items if x[2] == t) for t in HEADS}
         t0, seen, running = time.time(), 0, 0.0
         for batch in batches(items, args.batch, rng, shuffle=True):
-            loss = losses(model(**tensors(encoder, batch)), batch)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+                out = model(**tensors(encoder, batch))
+            loss = losses(tuple(o.float() for o in out), batch)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -332,7 +340,7 @@ def main() -> None:
             if step % 50 == 0:
                 print(f"epoch {epoch} step {step}/{steps} loss {running:.4f} {seen / (time.time() - t0):.1f} pairs/s",
                       flush=True)
-        held = scores(predict(model, encoder, test_items))
+        held = scores(predict(model, encoder, test_items, bf16=args.bf16))
         log["epochs"].append({"epoch": epoch, "seconds": round(time.time() - t0, 1), "loss": round(running, 4),
                               "held_out": held})
         print(f"epoch {epoch}: {json.dumps(held)}", flush=True)
