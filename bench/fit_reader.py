@@ -33,7 +33,8 @@ def load(paths: list[Path]) -> list[dict]:
     for r in rows:
         top = max((c["lexical"] for c in r["candidates"]), default=0.0)
         for c in r["candidates"]:
-            c["feat"] = features(c["prob"], c["passage_prob"], c["lexical"], top, c.get("coverage", 0.0))
+            c["feat"] = features(c["prob"], c["passage_prob"], c["lexical"], top, c.get("coverage", 0.0),
+                                 c.get("meaning", 0.0), r.get("lexical_confidence"))
             c["label"] = int(r["answerable"] and c["holds"] and c["on_gold"])
     return rows
 
@@ -57,6 +58,12 @@ def figures(rows: list[dict], weights: dict, threshold: float) -> dict:
             "answerable": len(ans), "unanswerable": len(una)}
 
 
+def _gate(r: dict) -> float:
+    from provrag.engines.offline.answer.reading import features as f
+
+    return f(0.5, 0.5, 0.0, 0.0, 0.0, 0.0, r.get("lexical_confidence"))["gate"]
+
+
 def fit(rows: list[dict]) -> dict:
     """Step 1: the candidates' linear score (label: holds the gold answer on a gold page).
     Step 2: the best candidate's score calibrated into P(the question is answerable)."""
@@ -67,9 +74,9 @@ def fit(rows: list[dict]) -> dict:
     m = LogisticRegression(C=1.0, max_iter=2000).fit(X, y)
     w = {"bias": float(m.intercept_[0]), **{k: float(v) for k, v in zip(FEATURES, m.coef_[0])}}
     best = np.array([[max((w["bias"] + sum(w[k] * c["feat"][k] for k in FEATURES) for c in r["candidates"]),
-                          default=-10.0)] for r in rows])
+                          default=-10.0), _gate(r)] for r in rows])
     cal = LogisticRegression(C=1.0, max_iter=2000).fit(best, np.array([int(r["answerable"]) for r in rows]))
-    w.update(offset=float(cal.intercept_[0]), scale=float(cal.coef_[0][0]))
+    w.update(offset=float(cal.intercept_[0]), scale=float(cal.coef_[0][0]), gate=float(cal.coef_[0][1]))
     return {k: round(v, 4) for k, v in w.items()}
 
 
@@ -80,7 +87,8 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=5)
     a = ap.parse_args()
     rows = load(a.dumps)
-    own = {"bias": 0.0, "answer": 1.0, "passage": 0.0, "lexical": 0.0, "coverage": 0.0, "offset": 0.0, "scale": 1.0}
+    own = {"bias": 0.0, "answer": 1.0, "passage": 0.0, "lexical": 0.0, "coverage": 0.0, "meaning": 0.0, "gate": 0.0,
+           "offset": 0.0, "scale": 1.0}
     rng = np.random.default_rng(1729)
     fold = rng.integers(0, a.folds, len(rows))
     oof: list[dict] = []

@@ -52,7 +52,7 @@ def read_question(reader, q: dict, cfg, r, with_features: bool = True) -> dict:
     from provrag.engines.offline.answer.focus import focus
     from provrag.engines.offline.answer.reading import candidates, rank_passages
     from provrag.engines.offline.answer.scoring import rank_sentences
-    from provrag.engines.offline.answer.selection import select
+    from provrag.engines.offline.answer.selection import minilm_meaning, select
     from provrag.query.answerable import assess
     from provrag.query.basic_search import basic_search
     from provrag.query.trace import Trace
@@ -97,6 +97,9 @@ def read_question(reader, q: dict, cfg, r, with_features: bool = True) -> dict:
     cands = candidates(ranked, order, int(cfg.search.reader_sentences))
     probs = r.answer_probs(question, [c["sentence"] for c in cands], contexts=[c.get("paragraph") or c["sentence"]
                                                                                 for c in cands]) if cands else []
+    s = cfg.search
+    meaning = minilm_meaning(question, cands, s.rerank_weight, s.rerank_maxsim_weight,
+                             s.rerank_paragraph_weight) if cands else []
     t_new = time.perf_counter() - t0
     rank_of = {ri: k for k, ri in enumerate(order)}
     return {"id": q.get("id"), "answerable": gold_doc is not None, "question": question,
@@ -105,11 +108,11 @@ def read_question(reader, q: dict, cfg, r, with_features: bool = True) -> dict:
             "features_lead": ({"on_gold": on_gold(old[0]["record"]), "holds": holds(" ".join(p["sentence"] for p in old)),
                                "sentence": old[0]["sentence"][:200]} if old else None),
             "candidates": [{"prob": round(float(p), 4), "lexical": c["score"], "coverage": c.get("coverage", 0.0),
-                            "record": c["record"],
+                            "meaning": round(m, 4), "record": c["record"],
                             "passage_rank": rank_of.get(c["record"]),
                             "passage_prob": None if pscores is None or pscores[c["record"]] is None else round(pscores[c["record"]], 4),
                             "retrieval_rank": c["record"], "on_gold": on_gold(c["record"]), "holds": holds(c["sentence"]),
-                            "sentence": c["sentence"][:200]} for c, p in zip(cands, probs)]}
+                            "sentence": c["sentence"][:200]} for c, p, m in zip(cands, probs, meaning)]}
 
 
 def summary(rows: list[dict], threshold: float, gate: float) -> dict:

@@ -174,6 +174,7 @@ class VerifySettings:
     # the learned judge (issue 26): provrag/engines/offline/judge/learned.py
     judge: str = choice("learned", "features")
     judge_spans: int = positive()
+    judge_vetoes: bool
     supported_min_prob: float = share()
     contradicted_min_prob: float = share()
 

@@ -33,6 +33,9 @@ class QueryTerms:
 
     terms: list[str]
     idf: dict[str, float]
+    # the best retrieved passage's share of the question's idf-weighted terms (query/answerable.py,
+    # lexical only; a term the index never saw weighs as the rarest): a reading engine weighs it
+    coverage: float | None = None
 
 
 @dataclass

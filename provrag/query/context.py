@@ -156,7 +156,15 @@ def engine_answer(engine, question: str, context: list[dict], extra: list[dict],
     question's index terms and their idf go with it, for an engine that ranks by them."""
     k = cfg.search.top_k_units
     records = context if engine.name == "offline" else context[:k] + extra
-    ans = engine.answer(question, records, QueryTerms(list(ret.query_terms), ret.idf))
+    coverage = None
+    if engine.reads:  # word coverage of the question by the best passage: one of what a reading engine weighs
+        from provrag.query.answerable import assess
+
+        bm25 = ret.channels.get("bm25") or {}
+        coverage = assess(question, [c["text"] for c in context], ret.idf, int(bm25.get("n_units") or 0),
+                          bm25.get("spelling") or {}, semantic=False).confidence
+        d["coverage"] = coverage
+    ans = engine.answer(question, records, QueryTerms(list(ret.query_terms), ret.idf, coverage))
     if ans.details:
         d["extract"] = ans.details
     return ans

@@ -96,16 +96,48 @@ def test_an_answered_question_is_one_attempt(halcyon_index):
     assert [a["route"] for a in res.trace["attempts"]] == [res.route] and res.trace["attempts"][0]["kept"]
 
 
-def test_a_route_that_reads_too_little_is_retried_wider(halcyon_index):
-    """With one passage read, the first route misses the sentence that answers; the wider route
-    reads three times as many passages and finds it. Both attempts are in the trace."""
-    cfg = load_config(None, {"search": {"top_k_units": 1, "context_units": 1, "reader_passages": 1}})
-    res = run_ask("When is the acceptance test run at Kestrel Point?", halcyon_index, cfg, method="basic",
-                  save=False)
-    routes = [a["route"] for a in res.trace["attempts"]]
-    assert routes[0] == "basic" and len(routes) >= 2, res.trace["attempts"]
-    if not res.abstained:
-        assert res.route != "basic" and res.trace["attempts"][-1]["kept"]
+def test_the_first_route_that_answers_is_kept_and_every_attempt_recorded(small_index):
+    """The escalation itself: local abstains, basic abstains with a higher confidence, wide
+    answers — the wide attempt is kept, its stages become the trace's, all three are recorded."""
+    from provrag.query.context import SearchResult
+    from provrag.query.escalate import search_with_retries
+    from provrag.query.trace import Trace
+    from provrag.store.reader import reading
+
+    outcomes = {"local": (True, 0.2), "basic": (True, 0.3), "wide": (False, 0.8)}
+    seen = []
+
+    def run_route(route, use, sub, restrict):
+        name = "wide" if use.search.context_units > load_config().search.context_units else route
+        seen.append((name, use.search.context_units))
+        with sub.stage("synthesis") as d:
+            d["route"] = name
+        abstained, conf = outcomes[name]
+        return SearchResult(ABSTENTION if abstained else "An answer. [Data: Sources (1)]", route, abstained=abstained,
+                            confidence=conf, closest=["u1"] if abstained else [])
+
+    trace = Trace("ask", "q")
+    with reading(small_index, None) as reader:
+        found, route = search_with_retries(reader, "q", load_config(), None, trace, "local", [], run_route)
+    assert route == "wide" and not found.abstained and found.confidence == 0.8
+    assert [a["route"] for a in trace.data["attempts"]] == ["local", "basic", "wide"]
+    assert [a["kept"] for a in trace.data["attempts"]] == [False, False, True]
+    assert [s["data"]["route"] for s in trace.data["stages"]] == ["wide"]
+    assert seen[2][1] == 3 * load_config().search.context_units
+
+
+def test_the_section_route_reads_the_units_around_the_best_page(small_index):
+    from provrag.query.escalate import section_units
+    from provrag.store.reader import reading
+
+    with reading(small_index, None) as reader:
+        uid, doc = reader.con.execute("SELECT id, document_id FROM text_units ORDER BY human_readable_id LIMIT 1 "
+                                      "OFFSET 30").fetchone()
+        ids = section_units(reader.con, uid, each_side=2)
+        docs = {r[0] for r in reader.con.execute("SELECT document_id FROM text_units WHERE id IN (SELECT unnest(?))",
+                                                 [ids]).fetchall()}
+        starts = [reader.con.execute("SELECT char_start FROM text_units WHERE id = ?", [i]).fetchone()[0] for i in ids]
+    assert uid in ids and 1 < len(ids) <= 5 and docs == {doc} and starts == sorted(starts)
 
 
 # ---- the answer shown is the answer checked -------------------------------------------------------

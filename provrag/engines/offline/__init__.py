@@ -60,7 +60,8 @@ class OfflineEngine(Engine):
         elif unavailable():
             details["reader_note"] = unavailable()
         text = answer(question, context, self.cfg, idf=(terms.idf or None) if terms else None,
-                      qterms=(list(terms.terms) or None) if terms else None, info=details, reader=model)
+                      qterms=(list(terms.terms) or None) if terms else None, info=details, reader=model,
+                      gate=terms.coverage if terms else None)
         # the records whose sentences the answer quotes whole (one completed from a neighbouring
         # unit lies in both, so it promotes neither)
         used = list(dict.fromkeys(p["record"] for p in details.get("sentences") or [] if p.get("whole")))
@@ -76,7 +77,7 @@ class OfflineEngine(Engine):
         if model is not None:
             from provrag.engines.offline.judge.learned import judge as learned_judge
 
-            verdicts = learned_judge(claim, evidence, self.cfg.verify, model)
+            verdicts = learned_judge(claim, evidence, self.cfg.verify, model, focus)
         else:
             from provrag.engines.offline.judge.decide import judge
 

@@ -36,7 +36,7 @@ from provrag.text.sentences import is_heading
 
 PASSAGE_SENTENCES = 12   # sentences taken from each of the best passages (a unit holds ~10-15)
 BEST_PASSAGES = 3        # passages whose sentences are all candidates
-FEATURES = ("answer", "passage", "lexical", "coverage")   # [search.reader_weights] (bench/fit_reader.py)
+FEATURES = ("answer", "passage", "lexical", "coverage", "meaning")   # [search.reader_weights] (bench/fit_reader.py)
 
 
 def _logit(p: float | None) -> float:
@@ -44,12 +44,16 @@ def _logit(p: float | None) -> float:
     return math.log(p / (1 - p))
 
 
-def features(prob: float, passage_prob: float | None, lexical: float, top_lexical: float, coverage: float) -> dict:
-    """What decides whether a candidate answers: the reader's two readings (as logits) and the
-    word overlap the hand-set scorer measured (relative to the best candidate's, and as the
-    share of the question's weighted terms the sentence holds)."""
+def features(prob: float, passage_prob: float | None, lexical: float, top_lexical: float, coverage: float,
+             meaning: float = 0.0, gate: float | None = None) -> dict:
+    """What decides whether a candidate answers: the reader's two readings (as logits), the word
+    overlap the hand-set scorer measured (relative to the best candidate's, and as the share of
+    the question's weighted terms the sentence holds), MiniLM's meaning score (selection.py),
+    and, for the question as a whole, how much of it the best passage covers (`gate`, a logit;
+    query/answerable.py's lexical measure, where a word the index never saw weighs most)."""
     return {"answer": _logit(prob), "passage": _logit(passage_prob), "lexical": lexical / top_lexical if top_lexical > 0 else 0.0,
-            "coverage": float(coverage or 0.0)}
+            "coverage": float(coverage or 0.0), "meaning": float(meaning or 0.0),
+            "gate": _logit(gate) if gate is not None else 0.0}
 
 
 def answer_probability(feat: dict, weights: dict[str, float]) -> float:
@@ -60,7 +64,8 @@ def answer_probability(feat: dict, weights: dict[str, float]) -> float:
     default weights (answer 1, scale 1, the rest 0) it is the reader's own calibrated
     probability; bench/fit_reader.py refits both steps on dev data where that measurably helps."""
     z = float(weights.get("bias", 0.0)) + sum(float(weights.get(k, 0.0)) * feat[k] for k in FEATURES)
-    z = float(weights.get("offset", 0.0)) + float(weights.get("scale", 1.0)) * z
+    z = float(weights.get("offset", 0.0)) + float(weights.get("scale", 1.0)) * z \
+        + float(weights.get("gate", 0.0)) * feat.get("gate", 0.0)
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
@@ -116,7 +121,7 @@ def _alternate(a: list, b: list):
 
 
 def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, float] | None = None,
-         qterms: list[str] | None = None, info: dict | None = None) -> tuple[list[dict], float]:
+         qterms: list[str] | None = None, info: dict | None = None, gate: float | None = None) -> tuple[list[dict], float]:
     """(the answer's sentences, best first; the model's confidence in the lead one). An empty
     list: no candidate states the answer (the confidence is then the best probability read)."""
     scfg = cfg.search
@@ -130,11 +135,12 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
                                                                                 for c in cands]) if cands else []
     top_lexical = max((c["score"] for c in cands), default=0.0)
     weights = dict(scfg.reader_weights)
-    for c, p in zip(cands, probs):
+    meaning = meaning_scores(question, cands, cfg, weights, info)
+    for c, p, m in zip(cands, probs, meaning):
         c["lexical_score"] = c["score"]
         c["reader_prob"] = round(float(p), 4)
         c["passage_prob"] = None if pscores is None or pscores[c["record"]] is None else round(pscores[c["record"]], 4)
-        c["features"] = features(float(p), c["passage_prob"], c["score"], top_lexical, c.get("coverage", 0.0))
+        c["features"] = features(float(p), c["passage_prob"], c["score"], top_lexical, c.get("coverage", 0.0), m, gate)
         c["prob"] = round(answer_probability(c["features"], weights), 4)
         c["score"] = c["prob"]
     cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
@@ -152,6 +158,22 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
                          "lexical_score": c["lexical_score"], "passage_prob": c["passage_prob"],
                          "sentence": c["sentence"][:160]} for c in cands[:10]]
     return picked, best
+
+
+def meaning_scores(question: str, cands: list[dict], cfg: Config, weights: dict, info: dict | None) -> list[float]:
+    """MiniLM's meaning score of each candidate (selection.minilm_meaning), only when the fitted
+    weights use it; 0 for all when they do not, or MiniLM is missing (the trace says so)."""
+    if not cands or not float(weights.get("meaning", 0.0)):
+        return [0.0] * len(cands)
+    from provrag.engines.offline.answer.selection import minilm_meaning
+
+    s = cfg.search
+    try:
+        return minilm_meaning(question, cands, s.rerank_weight, s.rerank_maxsim_weight, s.rerank_paragraph_weight)
+    except Exception as e:  # model package missing or damaged: the reader's word stands
+        if info is not None:
+            info["meaning"] = f"none (minilm unavailable: {str(e).splitlines()[0][:160]})"
+        return [0.0] * len(cands)
 
 
 def focus_read(question: str, answering: list[dict], records: list[dict], idf: dict[str, float], n: int) -> list[dict]:

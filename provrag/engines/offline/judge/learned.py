@@ -37,7 +37,24 @@ def span_text(text: str, span: tuple[int, int]) -> str:
     return f"{head}: {body}" if head and head not in body else body
 
 
-def judge(claim: str, evidence: list[str], vcfg: VerifySettings, reader) -> list[dict]:
+def veto(claim: str, span: str, focus: str | None) -> str | None:
+    """Why a span the model reads as supporting cannot (the fitted judge's vetoes, decide.VETOES,
+    on the span's best sentence): a claim number the sentence does not state where it states
+    another, a negation or an opposite word on one side only, the deed given to another
+    subject — what the swapped word of a near-miss claim looks like. None: no veto."""
+    from provrag.engines.offline.judge.decide import VETOES
+    from provrag.engines.offline.judge.features import features
+
+    feat = features(claim, span, 1, focus)
+    fired = [n for n in VETOES if feat[n]]
+    if not fired:
+        return None
+    if feat["missing_numbers"]:
+        return "not stated: " + ", ".join(feat["missing_numbers"][:3])
+    return fired[0].replace("_", " ")
+
+
+def judge(claim: str, evidence: list[str], vcfg: VerifySettings, reader, focus: str | None = None) -> list[dict]:
     """One verdict per evidence text (decide.judge's shape): {"label", "score", "reason", "span",
     "contradiction"}."""
     claim = claim if isinstance(claim, str) else ("" if claim is None else str(claim))
@@ -59,8 +76,13 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, reader) -> list
         k += len(sp)
         sup, _, sup_span = max(rows, key=lambda r: (r[0], -r[2][0]))
         con, con_sup, con_span = max(((c, s, x) for s, c, x in rows), key=lambda r: (r[0], -r[2][0]))
-        if sup >= vcfg.supported_min_prob:
+        vetoed = veto(claim, t[sup_span[0]:sup_span[1]], focus) \
+            if vcfg.judge_vetoes and sup >= vcfg.supported_min_prob else None
+        if sup >= vcfg.supported_min_prob and not vetoed:
             label, span, reason = "supported", sup_span, f"supported: the span states the claim (P {sup:.2f})"
+        elif vetoed:
+            label, span = "unsupported", sup_span
+            reason = f"not stated: the span reads alike, but {vetoed} (P supported {sup:.2f})"
         elif con >= vcfg.contradicted_min_prob:
             label, span = "contradicted", con_span
             reason = f"contradicted: the span states otherwise (P contradicted {con:.2f})"
