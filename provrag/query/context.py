@@ -157,7 +157,11 @@ def engine_answer(engine, question: str, context: list[dict], extra: list[dict],
     k = cfg.search.top_k_units
     records = context if engine.name == "offline" else context[:k] + extra
     coverage = None
-    if engine.reads:  # word coverage of the question by the best passage: one of what a reading engine weighs
+    # word coverage of the question by the best passage: one of what a reading engine weighs; a
+    # question with no content word the index could hold ("What is R?") has none to measure
+    from provrag.text.words import query_terms
+
+    if engine.reads and query_terms(question):
         from provrag.query.answerable import assess
 
         bm25 = ret.channels.get("bm25") or {}

@@ -47,11 +47,11 @@ def _logit(p: float | None) -> float:
 def features(prob: float, passage_prob: float | None, lexical: float, top_lexical: float, coverage: float,
              meaning: float = 0.0, gate: float | None = None) -> dict:
     """What decides whether a candidate answers: the reader's two readings (as logits), the word
-    overlap the hand-set scorer measured (relative to the best candidate's, and as the share of
-    the question's weighted terms the sentence holds), MiniLM's meaning score (selection.py),
+    overlap the hand-set scorer measured (its sentence score, scoring.rank_sentences, and the
+    share of the question's weighted terms the sentence holds), MiniLM's meaning score (selection.py),
     and, for the question as a whole, how much of it the best passage covers (`gate`, a logit;
     query/answerable.py's lexical measure, where a word the index never saw weighs most)."""
-    return {"answer": _logit(prob), "passage": _logit(passage_prob), "lexical": lexical / top_lexical if top_lexical > 0 else 0.0,
+    return {"answer": _logit(prob), "passage": _logit(passage_prob), "lexical": float(lexical),
             "coverage": float(coverage or 0.0), "meaning": float(meaning or 0.0),
             "gate": _logit(gate) if gate is not None else 0.0}
 
@@ -73,6 +73,26 @@ def passage_text(record: dict) -> str:
     return " ".join((record.get("text") or "").split())
 
 
+_MEMO: dict = {"question": None}   # one question's readings, kept across ask's attempts (escalate.py)
+
+
+def _memo(question: str, kind: str) -> dict:
+    """What was read for this question already, by text: a wider retry re-reads only what is new."""
+    if _MEMO.get("question") != question:
+        _MEMO.clear()
+        _MEMO["question"] = question
+    return _MEMO.setdefault(kind, {})
+
+
+def memoised(question: str, kind: str, keys: list[str], compute) -> list[float]:
+    """compute(the keys not read yet) → their values; all values in key order."""
+    seen = _memo(question, kind)
+    todo = list(dict.fromkeys(k for k in keys if k not in seen))
+    if todo:
+        seen.update(zip(todo, [float(x) for x in compute(todo)]))
+    return [seen[k] for k in keys]
+
+
 def rank_passages(r, question: str, context: list[dict], limit: int) -> tuple[list[int], list[float] | None]:
     """Indices of the context records, the first `limit` re-ordered by the passage head (stable:
     retrieval's order breaks ties), and their relevance probabilities (None: not re-ranked)."""
@@ -80,7 +100,8 @@ def rank_passages(r, question: str, context: list[dict], limit: int) -> tuple[li
     if limit <= 0 or len(context) < 1:
         return order, None
     head = order[:limit]
-    scores = [float(x) for x in r.passage_scores(question, [passage_text(context[i]) for i in head])]
+    scores = memoised(question, "passage", [passage_text(context[i]) for i in head],
+                      lambda texts: r.passage_scores(question, texts))
     ranked = sorted(head, key=lambda i: (-scores[i], i))
     return ranked + order[limit:], scores + [None] * (len(order) - limit)
 
@@ -131,8 +152,9 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
     rank_of = {ri: k for k, ri in enumerate(order)}
     ranked = rank_sentences(question, context, idf, qterms=qterms)
     cands = candidates(ranked, order, int(scfg.reader_sentences))
-    probs = r.answer_probs(question, [c["sentence"] for c in cands], contexts=[c.get("paragraph") or c["sentence"]
-                                                                                for c in cands]) if cands else []
+    paragraphs = {c["sentence"]: c.get("paragraph") or c["sentence"] for c in cands}
+    probs = memoised(question, "answer", [c["sentence"] for c in cands],
+                     lambda sents: r.answer_probs(question, sents, contexts=[paragraphs[x] for x in sents]))
     top_lexical = max((c["score"] for c in cands), default=0.0)
     weights = dict(scfg.reader_weights)
     meaning = meaning_scores(question, cands, cfg, weights, info)
@@ -168,8 +190,11 @@ def meaning_scores(question: str, cands: list[dict], cfg: Config, weights: dict,
     from provrag.engines.offline.answer.selection import minilm_meaning
 
     s = cfg.search
+    by_sentence = {c["sentence"]: c for c in cands}
     try:
-        return minilm_meaning(question, cands, s.rerank_weight, s.rerank_maxsim_weight, s.rerank_paragraph_weight)
+        return memoised(question, "meaning", [c["sentence"] for c in cands],
+                        lambda sents: minilm_meaning(question, [by_sentence[x] for x in sents], s.rerank_weight,
+                                                     s.rerank_maxsim_weight, s.rerank_paragraph_weight))
     except Exception as e:  # model package missing or damaged: the reader's word stands
         if info is not None:
             info["meaning"] = f"none (minilm unavailable: {str(e).splitlines()[0][:160]})"
