@@ -216,6 +216,8 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
     return {
         "span": (a, b),
         "missing_words": [c.words[i] for i in miss_idx],
+        # missing words that are not names: a swapped name leaves none (the span says the rest)
+        "missing_other": sum(1 for i in miss_idx if c.stems[i] not in set(names)),
         "missing_numbers": [(focus if f_focus is not None else claim)[q.start:q.end] for q in num_missing],
         "antonyms": ant,
         "coverage": cov,
