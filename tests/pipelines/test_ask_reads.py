@@ -29,15 +29,6 @@ def small_index(tmp_path_factory, small_corpus):
     return out
 
 
-@pytest.fixture(scope="module")
-def halcyon_index(tmp_path_factory, sample_data):
-    from provrag.pipelines.index import run_index
-
-    out = tmp_path_factory.mktemp("halcyon-index") / "idx"
-    run_index(sample_data, out, load_config())
-    return out
-
-
 def _first_sentence(answer: str) -> str:
     return re.split(r"\s*\[Data:", answer, maxsplit=1)[0]
 
@@ -64,10 +55,10 @@ def test_what_the_president_said_of_foreign_relations_comes_from_the_opening_par
     assert res.sources[0].path.endswith("sotu-1863-lincoln.txt")
 
 
-def test_who_leads_the_team_answers_with_the_sentence_that_names_her_and_nothing_else(halcyon_index):
+def test_who_leads_the_team_answers_with_the_sentence_that_names_her_and_nothing_else(sample_index):
     """The README's first example: the sentence naming Dr. Imogen Vale leads, and the handbook's
     revision and purpose sentences (which answer nothing) are not added."""
-    res = run_ask("Who leads the Halcyon commissioning team?", halcyon_index, load_config(), save=False)
+    res = run_ask("Who leads the Halcyon commissioning team?", sample_index, load_config(), save=False)
     assert not res.abstained
     assert "Dr. Imogen Vale" in _first_sentence(res.answer)
     assert "revision C" not in res.answer and "This handbook tells" not in res.answer
@@ -91,8 +82,8 @@ def test_a_question_nothing_answers_tries_two_wider_routes_then_abstains(small_i
     assert res.sources and all(s.via == CLOSEST_VIA for s in res.sources)
 
 
-def test_an_answered_question_is_one_attempt(halcyon_index):
-    res = run_ask("Who leads the Halcyon commissioning team?", halcyon_index, load_config(), save=False)
+def test_an_answered_question_is_one_attempt(sample_index):
+    res = run_ask("Who leads the Halcyon commissioning team?", sample_index, load_config(), save=False)
     assert [a["route"] for a in res.trace["attempts"]] == [res.route] and res.trace["attempts"][0]["kept"]
 
 
@@ -142,7 +133,7 @@ def test_the_section_route_reads_the_units_around_the_best_page(small_index):
 
 # ---- the answer shown is the answer checked -------------------------------------------------------
 
-def test_a_sentence_its_sources_do_not_support_is_removed_and_listed(halcyon_index):
+def test_a_sentence_its_sources_do_not_support_is_removed_and_listed(sample_index):
     from provrag.engines import get_engine
     from provrag.store.reader import reading
     from provrag.verify.answer_check import check_answer
@@ -151,7 +142,7 @@ def test_a_sentence_its_sources_do_not_support_is_removed_and_listed(halcyon_ind
             "the commissioning authority. [Data: Sources (3)]")
     false = "The plant's chlorine contact tank was designed by a team in Reykjavik in 1952. [Data: Sources (3)]"
     cfg = load_config()
-    with reading(halcyon_index, None) as reader:
+    with reading(sample_index, None) as reader:
         out = check_answer(reader, f"{true} {false}", cfg, get_engine(cfg))
     assert out.checked == 2 and out.kept == 1
     assert out.answer == true
@@ -160,24 +151,24 @@ def test_a_sentence_its_sources_do_not_support_is_removed_and_listed(halcyon_ind
     assert gone["citations"] == ["[Data: Sources (3)]"] and gone["verdict"] != "supported" and gone["reason"]
 
 
-def test_an_answer_whose_citations_reach_nothing_becomes_the_abstention(halcyon_index):
+def test_an_answer_whose_citations_reach_nothing_becomes_the_abstention(sample_index):
     from provrag.engines import get_engine
     from provrag.store.reader import reading
     from provrag.verify.answer_check import check_answer
 
     cfg = load_config()
-    with reading(halcyon_index, None) as reader:
+    with reading(sample_index, None) as reader:
         out = check_answer(reader, "Dr. Imogen Vale leads the commissioning team. [Data: Sources (90001)]", cfg,
                            get_engine(cfg))
     assert out.emptied and out.removed[0]["reason"] == "its citations reach no text in the index"
 
 
-def test_ask_json_lists_removed_sentences_and_raw_shows_the_unchecked_answer(halcyon_index, provrag_cli):
+def test_ask_json_lists_removed_sentences_and_raw_shows_the_unchecked_answer(sample_index, provrag_cli):
     """`--json` keeps the contract's keys first and adds the check's after them; `--raw` skips the check."""
     q = "Who leads the Halcyon commissioning team?"
     runs = {}
     for flag in ([], ["--raw"]):
-        p = subprocess.run([*provrag_cli, "ask", q, "--index", str(halcyon_index), "--json", *flag],
+        p = subprocess.run([*provrag_cli, "ask", q, "--index", str(sample_index), "--json", *flag],
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr[-400:]
         runs[bool(flag)] = json.loads(p.stdout)
@@ -187,6 +178,6 @@ def test_ask_json_lists_removed_sentences_and_raw_shows_the_unchecked_answer(hal
     assert {"checked", "removed_sentences", "raw_answer"} <= set(checked)
     assert checked["checked"] is True and raw["checked"] is False
     assert raw["answer"] == raw["raw_answer"] and raw["removed_sentences"] == []
-    trace = json.loads(subprocess.run([*provrag_cli, "trace", checked["trace_id"], "--index", str(halcyon_index),
+    trace = json.loads(subprocess.run([*provrag_cli, "trace", checked["trace_id"], "--index", str(sample_index),
                                        "--format", "json"], capture_output=True, text=True, timeout=120).stdout)
     assert "removed_sentences" in trace and any(s["name"] == "check" for s in trace["stages"])

@@ -60,15 +60,6 @@ def texlive_index(tmp_path_factory, texlive_pdfs):
     return out
 
 
-@pytest.fixture(scope="module")
-def halcyon_index(tmp_path_factory, sample_data):
-    from provrag.pipelines.index import run_index
-
-    out = tmp_path_factory.mktemp("halcyon-index") / "idx"
-    run_index(sample_data, out, load_config())
-    return out
-
-
 def test_booktabs_cmidrule_is_the_analogue_of_cline_not_hline(texlive_index):
     """booktabs.pdf p. 4: "a \\cmidrule (the analogue of LaTeX's \\cline command)"; \\hline stands a
     sentence earlier on the same page."""
@@ -92,24 +83,24 @@ def test_microtype_protrusion_needs_pdftex_0_14f_not_1_20(texlive_index):
     assert true.claims[0].verdict == "supported"
 
 
-def test_evidence_that_does_not_mention_a_date_is_not_stated_never_contradicted(halcyon_index):
+def test_evidence_that_does_not_mention_a_date_is_not_stated_never_contradicted(sample_index):
     """The handbook's title page states the claim; page 2 (the owner and the contractor) never
     mentions the date: it is "not stated" evidence, not a contradiction."""
     claim = ("Commissioning Handbook, revision C, issued 27 February 2025 by Brightwater Engineering Ltd. "
              "for the Orrin Valley Water Authority (OVWA).")
-    res = run_verify(halcyon_index, load_config(), save=False, answer=claim)
+    res = run_verify(sample_index, load_config(), save=False, answer=claim)
     (c,) = res.claims
     assert c.verdict == "supported"
     assert [e for e in c.evidence if e.label == "contradicted"] == [], [(e.page_start, e.reason) for e in c.evidence]
     assert any(e.label == "unsupported" and e.reason.startswith("not stated") for e in c.evidence)
 
 
-def test_citations_hold_the_evidence_only_beside_cited_evidence(halcyon_index):
+def test_citations_hold_the_evidence_only_beside_cited_evidence(sample_index):
     from provrag.views.verify import shown_evidence
 
     answer = ("The commissioning team is led by Dr. Imogen Vale, Brightwater's commissioning manager. "
               "[Data: Sources (3)]")
-    res = run_verify(halcyon_index, load_config(), save=False, answer=answer)
+    res = run_verify(sample_index, load_config(), save=False, answer=answer)
     (c,) = res.claims
     assert c.cited_supports
     shown = shown_evidence(c, 2)
