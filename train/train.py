@@ -355,7 +355,10 @@ def main() -> None:
     mix = {k: float(v) for k, v in (x.split("=") for x in args.claim_mix.split(",") if x)}
     per_epoch = [encode(encoder, sample(train_rows, sizes, rng, mix), lengths, rng, args.context_rate)
                  for _ in range(args.epochs)]
-    steps = sum(math.ceil(len(e) / args.batch) for e in per_epoch)
+    # batched up front: a question's candidates share a batch, so batches vary in size and only
+    # the batches themselves say how many steps the learning-rate schedule spans
+    per_epoch_batches = [batches(items, args.batch, rng, shuffle=True) for items in per_epoch]
+    steps = sum(len(b) for b in per_epoch_batches)
     warmup = max(1, steps // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(steps - warmup, 1))))
@@ -365,7 +368,7 @@ def main() -> None:
     for epoch, items in enumerate(per_epoch, 1):
         log["train_pairs_per_epoch"][epoch] = {t: sum(1 for x in items if x[2] == t) for t in HEADS}
         t0, seen, running = time.time(), 0, 0.0
-        for batch in batches(items, args.batch, rng, shuffle=True):
+        for batch in per_epoch_batches[epoch - 1]:
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
                 out = model(**tensors(encoder, batch))
             loss = losses(tuple(o.float() for o in out), batch, args.listwise)
