@@ -246,20 +246,12 @@ def predict(model: Reader, encoder: PairEncoder, items: list[tuple], size: int =
 
 
 def auc(labels: list[int], scores: list[float]) -> float:
-    """ROC AUC by ranks (ties averaged)."""
-    order = np.argsort(scores, kind="mergesort")
-    ranks = np.empty(len(scores))
-    s = np.asarray(scores)[order]
-    i = 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and s[j + 1] == s[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    y = np.asarray(labels)
-    npos, nneg = y.sum(), len(y) - y.sum()
-    return float((ranks[y == 1].sum() - npos * (npos + 1) / 2) / max(npos * nneg, 1))
+    """ROC AUC as the Mann-Whitney statistic (ties count one half)."""
+    y, s = np.asarray(labels), np.asarray(scores)
+    neg = np.sort(s[y == 0])
+    below = np.searchsorted(neg, s[y == 1], side="left")
+    equal = np.searchsorted(neg, s[y == 1], side="right") - below
+    return float((below + 0.5 * equal).sum() / max((y == 1).sum() * (y == 0).sum(), 1))
 
 
 def scores(preds: list[tuple]) -> dict:

@@ -89,7 +89,7 @@ def test_info_names_the_heads_and_the_checked_hash():
     info = reader.get().info
     assert set(info["heads"]) == {"answer", "relevance", "claim"}
     assert info["heads"]["claim"] == list(reader.CLAIM_LABELS)
-    assert len(info["sha256"]) == 64 and set(info["calibration"]["temperature"]) == {"answer", "relevance", "claim"}
+    assert len(info["sha256"]) == 64 and set(info["calibration"]["scale"]) == {"answer", "relevance", "claim"}
 
 
 # ---- real documents -----------------------------------------------------------------------------
