@@ -159,6 +159,10 @@ def binary_scores(task: str, pairs, cal: dict) -> dict:
     ranked = [max(c, key=lambda x: x[1])[0]["label"] == 1 for c in by_q.values()
               if any(x["label"] == 1 for x, _ in c) and len(c) > 1]
     out["gold_first_among_hard_candidates"] = round(float(np.mean(ranked)), 4)
+    for source in sorted({row["source"] for row, _ in pairs}):
+        ys = np.array([row["label"] for row, _ in pairs if row["source"] == source])
+        zs = np.array([v for row, v in pairs if row["source"] == source])
+        out[f"auc {source}"] = round(auc(ys, zs), 4)
     if task == "answer":
         absent = [all(prob[id(x)] < 0.5 for x, _ in c if x["label"] == 0) for c in by_q.values()]
         present = [any(prob[id(x)] >= 0.5 for x, _ in c if x["label"] == 1) for c in by_q.values()
@@ -258,10 +262,11 @@ def main() -> None:
     ap.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--per-task", type=int, default=1600,
                     help="calib and test answer pairs (relevance 2/3 of it, claim 1/2 per source)")
+    ap.add_argument("--run", type=Path, default=None, help="the training run to evaluate (default: the cache's run/)")
     ap.add_argument("--no-ship", action="store_true", help="measure only; leave --out and bench/results alone")
     args = ap.parse_args()
 
-    run = CACHE / "run"
+    run = args.run or CACHE / "run"
     train_log = json.loads((run / "train.json").read_text())
     s = train_log["settings"]
     lengths = {"answer": s["len_answer"], "relevance": s["len_relevance"], "claim": s["len_claim"]}

@@ -297,9 +297,9 @@ def export(model: Reader, encoder: PairEncoder, run: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--answer", type=int, default=8500, help="answer pairs per epoch")
-    ap.add_argument("--relevance", type=int, default=2000, help="relevance pairs per epoch")
-    ap.add_argument("--claim", type=int, default=7500, help="claim pairs per epoch")
+    ap.add_argument("--answer", type=int, default=11000, help="answer pairs per epoch")
+    ap.add_argument("--relevance", type=int, default=2200, help="relevance pairs per epoch")
+    ap.add_argument("--claim", type=int, default=8500, help="claim pairs per epoch")
     ap.add_argument("--epochs", type=int, default=3, help="passes, each over a fresh draw of the pairs above")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=8e-5)
