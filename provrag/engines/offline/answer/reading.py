@@ -18,14 +18,15 @@ Steps:
    paragraph as context);
 4. the answer: the most probable sentence at or above `answer_min_prob` (ties by passage
    relevance), then — for a "how do I" question — the steps that follow it in its section, or
-   further sentences at or above the threshold on the same subject (a broad question: one per
-   passage), `answer_sentences` at most. None at or above it: the engine abstains.
+   further sentences the reader itself reads as answering (its own probability at or above the
+   threshold) on the same subject (a broad question: one per passage), `answer_sentences` at most. None at or above it: the engine abstains.
 The answer's `confidence` is the lead sentence's probability (calibrated by the train lane on
 held-out data, bench/results/): the model's, not a coverage score.
 """
 from __future__ import annotations
 
 import math
+import re
 
 from provrag.config import Config
 from provrag.engines.offline.answer.focus import anchor_term, same_subject, steps_after
@@ -166,9 +167,13 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
         c["prob"] = round(answer_probability(c["features"], weights), 4)
         c["score"] = c["prob"]
     cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
-    answering = [c for c in cands if c["prob"] >= threshold]
+    answering = further_answering([c for c in cands if c["prob"] >= threshold], threshold)
     picked = focus_read(question, answering, context, idf or {}, n)
     best = cands[0]["prob"] if cands else 0.0
+    if not picked and asks_what_is_said(question):
+        picked, best = said_about(cands, order, pscores, threshold, best)
+        if info is not None and picked:
+            info["answered_by"] = "passage head (the question asks what is said about a topic)"
     if info is not None:
         info["reader"] = "learned"
         info["threshold"] = threshold
@@ -180,6 +185,39 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
                          "lexical_score": c["lexical_score"], "passage_prob": c["passage_prob"],
                          "sentence": c["sentence"][:160]} for c in cands[:10]]
     return picked, best
+
+
+_SAID_ABOUT = re.compile(r"\bwhat (do|does|did) .{1,80}?\b(say|says|said|write|writes|wrote|state|states|stated)\b.*\babout\b",
+                         re.I)
+
+
+def asks_what_is_said(question: str) -> bool:
+    """"What did the President say about foreign relations?": the question asks for what a source
+    says on a topic, not for one fact, so no single sentence "states the answer" as the answer
+    head was trained to find (SQuAD-style spans); the passage on the topic is the answer."""
+    return bool(_SAID_ABOUT.search(question or ""))
+
+
+def said_about(cands: list[dict], order: list[int], pscores: list[float | None] | None, threshold: float,
+               best: float) -> tuple[list[dict], float]:
+    """For a question asking what is said about a topic: the most relevant passage, when the
+    reader's passage head reads it as relevant (at or above the same threshold), answers with its
+    best sentence; the confidence is the passage head's. Otherwise nothing, as before."""
+    if pscores is None or not order or pscores[order[0]] is None or pscores[order[0]] < threshold:
+        return [], best
+    top = order[0]
+    in_passage = [c for c in cands if c["record"] == top]   # cands are sorted best first
+    return (in_passage[:1], round(float(pscores[top]), 4)) if in_passage else ([], best)
+
+
+def further_answering(answering: list[dict], threshold: float) -> list[dict]:
+    """The lead (the best by the fitted combination), then only the sentences the reader itself
+    reads as answering. Why: the combination's second step is calibrated per question (does the
+    index answer it?), so once the question is answered every sentence that shares its words
+    scores high too — "This handbook tells the commissioning team …" reaches 0.94 beside the
+    sentence naming the team's leader, though the reader gives it 0.19. What is added beside
+    the lead must state the answer by the model's own reading."""
+    return answering[:1] + [c for c in answering[1:] if c.get("reader_prob", 0.0) >= threshold]
 
 
 def meaning_scores(question: str, cands: list[dict], cfg: Config, weights: dict, info: dict | None) -> list[float]:
