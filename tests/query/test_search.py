@@ -227,7 +227,8 @@ def test_rerank_with_shipped_minilm_weights(index):
     from provrag.pipelines.ask import run_ask
     from provrag.config import load_config
 
-    cfg = load_config(overrides={"search": {"rerank": "minilm", "rerank_sentences": 4}})
+    # the hand-set path's rerank (the learned reader, when installed, reads instead of reranking)
+    cfg = load_config(overrides={"search": {"rerank": "minilm", "rerank_sentences": 4, "reader": "features"}})
     out = run_ask("Who designed the protocols of Telenet?", index, cfg, method="basic", save=False)
     info = {s["name"]: s for s in out.trace["stages"]}["synthesis"]["data"]["extract"]
     assert info["rerank"] == "minilm"
