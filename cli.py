@@ -130,13 +130,19 @@ def ask(
     strict: bool = StrictOpt,
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
+    raw: bool = typer.Option(False, "--raw", help="Show the answer unchecked: no sentence is judged against the "
+                                                  "sources it cites, none removed."),
 ):
     """Answer a question with [Data: …] citations, then its sources by document and page.
+
+    Before it is shown, each sentence of the answer is judged against the sources it cites;
+    one they do not support is removed and listed (--json: removed_sentences).
 
     \b
     Example:
       provrag ask "Who leads the commissioning team?" --index output
       provrag ask "What are the main themes?" --index output --method global --json
+      provrag ask "Who leads the commissioning team?" --index output --raw
     """
     from provrag.pipelines.ask import run_ask
 
@@ -145,7 +151,7 @@ def ask(
     if method is not None and method.strip().lower() not in ("auto", "global", "local", "basic"):
         usage(f"unknown --method '{method}' (expected auto, global, local or basic)")
     cfg = load_cfg(config, strict)
-    result = run_ask(question, index_dir, cfg, method=method)
+    result = run_ask(question, index_dir, cfg, method=method, check=not raw)
     if result.trace_error:
         say_warning(result.trace_error)
     if as_json:

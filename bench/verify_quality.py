@@ -79,18 +79,25 @@ def run_vitaminc(split: Path, n_per_label: int | None, rng: random.Random, cfg: 
         t0 = time.perf_counter()
         idx = build_index(sorted({split / "vitaminc" / "corpus" / c["document"] for c in sample}), work, cfg)
         t_index = time.perf_counter() - t0
-        t0 = time.perf_counter()
         reader = open_index(idx)
-        res, gold_page = [], 0
-        for c in sample:
-            out = verify_answer(reader, c["claim"], cfg)
-            res.append((c["label"], answer_verdict(out)))
-            best = [e for cl in out.claims for e in cl.evidence[:1]]
-            gold_page += bool(best) and (best[0].path or "") == c["document"]
+        out_by = {}
+        for name, vcfg in variants(cfg).items():
+            t0 = time.perf_counter()
+            res, gold_page = [], 0
+            for c in sample:
+                out = verify_answer(reader, c["claim"], vcfg)
+                res.append((c["label"], answer_verdict(out)))
+                best = [e for cl in out.claims for e in cl.evidence[:1]]
+                gold_page += bool(best) and (best[0].path or "") == c["document"]
+            out_by[name] = (res, gold_page, time.perf_counter() - t0)
         reader.close()
-        t_verify = time.perf_counter() - t0
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    found = {name: _vitaminc_figures(res, gold_page, t_index, t_verify) for name, (res, gold_page, t_verify) in out_by.items()}
+    return (found.get("default") or next(iter(found.values()))) | {"variants": found}
+
+
+def _vitaminc_figures(res, gold_page, t_index, t_verify) -> dict:
     matrix = {g: {p: sum(1 for a, b in res if a == g and b == p) for p in LABELS + ("error",)} for g in LABELS}
     return {
         "claims": len(res),
@@ -115,18 +122,26 @@ def run_halueval(split: Path, n_cases: int | None, rng: random.Random, cfg: dict
         t0 = time.perf_counter()
         idx = build_index([split / "halueval" / "corpus" / c["document"] for c in cases], work, cfg)
         t_index = time.perf_counter() - t0
-        t0 = time.perf_counter()
         reader = open_index(idx)
-        pairs, matrix = [], {"right": {}, "hallucinated": {}}
-        for c in cases:
-            for gold, key, ans in ((True, "right", c["right_answer"]), (False, "hallucinated", c["hallucinated_answer"])):
-                v = answer_verdict(verify_answer(reader, ans, cfg, question=c["question"]))
-                pairs.append((gold, v == "supported"))
-                matrix[key][v] = matrix[key].get(v, 0) + 1
+        out_by = {}
+        for name, vcfg in variants(cfg).items():
+            t0 = time.perf_counter()
+            pairs, matrix = [], {"right": {}, "hallucinated": {}}
+            for c in cases:
+                for gold, key, ans in ((True, "right", c["right_answer"]), (False, "hallucinated", c["hallucinated_answer"])):
+                    v = answer_verdict(verify_answer(reader, ans, vcfg, question=c["question"]))
+                    pairs.append((gold, v == "supported"))
+                    matrix[key][v] = matrix[key].get(v, 0) + 1
+            out_by[name] = (pairs, matrix, time.perf_counter() - t0)
         reader.close()
-        t_verify = time.perf_counter() - t0
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    found = {name: _halueval_figures(cases, pairs, matrix, t_index, t_verify)
+             for name, (pairs, matrix, t_verify) in out_by.items()}
+    return (found.get("default") or next(iter(found.values()))) | {"variants": found}
+
+
+def _halueval_figures(cases, pairs, matrix, t_index, t_verify) -> dict:
     return {
         "cases": len(cases),
         "balanced_accuracy": round(bacc(pairs), 4),
@@ -138,6 +153,30 @@ def run_halueval(split: Path, n_cases: int | None, rng: random.Random, cfg: dict
     }
 
 
+VARIANTS: dict[str, dict] = {"default": {}}
+
+
+def variants(cfg) -> dict:
+    """The configurations compared on one index (--variant NAME:section.key=value,…): each a copy
+    of `cfg` with its overrides; "default" is `cfg` itself."""
+    from provrag.config import load_config
+
+    return {name: (cfg if not over else load_config(overrides=over)) for name, over in VARIANTS.items()}
+
+
+def _variant(spec: str) -> tuple[str, dict]:
+    name, _, sets = spec.partition(":")
+    over: dict = {}
+    for kv in filter(None, sets.split(",")):
+        key, _, value = kv.partition("=")
+        section, _, k = key.partition(".")
+        try:
+            over.setdefault(section, {})[k] = json.loads(value)
+        except ValueError:  # a bare word: a string setting ("learned")
+            over.setdefault(section, {})[k] = value
+    return name, over
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--split", type=Path, default=ROOT.parent / "shared" / "eval" / "dev")
@@ -145,7 +184,12 @@ def main() -> None:
     ap.add_argument("--halueval", type=int, default=0, help="cases (0 = all)")
     ap.add_argument("--seed", type=int, default=51425)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="NAME:section.key=value,… — also measure this configuration on the same index (repeatable)")
     args = ap.parse_args()
+    if args.variant:
+        VARIANTS.clear()
+        VARIANTS.update(dict(_variant(v) for v in args.variant))
 
     from provrag.config import load_config
 
@@ -173,6 +217,10 @@ def main() -> None:
           f"(right answers supported {he['right_judged_supported']:.0%}, "
           f"hallucinated not supported {he['hallucinated_judged_not_supported']:.0%})")
     print(f"  verdicts: {json.dumps(he['verdicts'])}")
+    for name in vc.get("variants") or {}:
+        v, h = vc["variants"][name], he["variants"][name]
+        print(f"  variant {name}: VitaminC {v['balanced_accuracy']:.3f} (3-way {v['accuracy_3way']:.3f}, "
+              f"{v['seconds']['per_claim']:.3f} s/claim); HaluEval {h['balanced_accuracy']:.3f}")
     if not args.no_write:
         out = ROOT / "bench" / "results" / f"verify_quality-{result['date']}.json"
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -84,12 +84,38 @@ def closest_sources(reader, question: str, unit_ids: list[str]) -> list[Source]:
     return out
 
 
+def checked(reader, found, cfg: Config, engine, question: str, trace):
+    """The answer shown is the answer checked (verify/answer_check.py): each sentence judged
+    against the sources it cites; the unsupported ones removed and listed; nothing left → the
+    honest abstention, with the passages the answer drew on as the closest."""
+    from dataclasses import replace
+
+    from provrag.query.context import ABSTENTION, CLOSEST
+    from provrag.verify.answer_check import check_answer
+
+    with trace.stage("check", "Answer check") as d:
+        result = check_answer(reader, found.answer, cfg, engine, question)
+        d.update(result.to_json())
+        d["answer"] = result.answer if not result.emptied else ABSTENTION
+    if not result.removed:
+        return replace(found, raw_answer=found.answer, checked=True)
+    if result.emptied:
+        ranked = sorted(found.unit_rank, key=found.unit_rank.get)
+        return replace(found, answer=ABSTENTION, raw_answer=found.answer, removed=result.removed, checked=True,
+                       abstained=True, abstained_by="check", confidence=0.0, closest=ranked[:CLOSEST])
+    return replace(found, answer=result.answer, raw_answer=found.answer, removed=result.removed, checked=True)
+
+
 def run_ask(question: str, index_path, cfg: Config, method: str | None = None, save: bool = True,
-            reader=None) -> AskResult:
+            reader=None, check: bool = True) -> AskResult:
     """Answer `question` over the index: the answer, its citations and sources by page, and the
     trace of how it was made (stored unless `save` is False). `reader`: the index already open
-    (a server's, kept between requests and not closed here) instead of opening `index_path`."""
+    (a server's, kept between requests and not closed here) instead of opening `index_path`.
+    `check`: judge each sentence of the answer against its cited sources and remove those they do
+    not support (False: `ask --raw`, the answer as the engine gave it)."""
     from provrag.engines import get_engine
+    from provrag.query.basic_search import basic_search
+    from provrag.query.escalate import search_with_retries
     from provrag.query.resolve import resolve_answer
     from provrag.query.search import METHODS, choose_method, has_rows, match_entities, run_method
     from provrag.store.reader import reading
@@ -123,7 +149,16 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
         trace["method"], trace["method_why"] = chosen, why
         trace["requested_method"] = method
 
-        found = run_method(chosen, reader, question, cfg, engine, trace, entities)
+        def run_route(route, use, sub, restrict):
+            if route == "basic" and restrict is not None:
+                return basic_search(reader, question, use, engine, sub, restrict=restrict)
+            return run_method(route, reader, question, use, engine, sub, entities)
+
+        def check_route(found, sub):
+            return checked(reader, found, cfg, engine, question, sub) if check else found
+
+        found, route = search_with_retries(reader, question, cfg, engine, trace, chosen, entities, run_route,
+                                           check_route)
 
         with trace.stage("citations") as d:
             resolved = resolve_answer(reader, found.answer, top_k=int(cfg.resolve.top_k))
@@ -144,11 +179,16 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     result = AskResult(trace_id=trace.id, question=question, method=chosen, answer=found.answer,
                        citations=resolved.citations, sources=sources, unresolved=resolved.unresolved,
                        has_pages=reader.kind == "provrag", abstained=found.abstained, confidence=found.confidence,
-                       abstained_by=found.abstained_by, index_version=index_version)
+                       abstained_by=found.abstained_by, index_version=index_version, checked=found.checked,
+                       removed_sentences=found.removed, raw_answer=found.raw_answer or found.answer, route=route,
+                       attempts=len(trace.data.get("attempts") or [1]))
     trace["abstained"], trace["confidence"] = found.abstained, found.confidence
     trace["abstained_by"] = found.abstained_by
     trace["index_version"] = index_version   # what its citations meant (query/since.py reads it back)
     trace["answer"] = found.answer
+    trace["raw_answer"] = result.raw_answer
+    trace["removed_sentences"] = found.removed   # what the answer check removed, and why
+    trace["route"] = route
     trace["citations"] = [c.to_json() for c in resolved.citations]
     trace["sources"] = [s.to_json() for s in sources]
     trace["unresolved"] = unresolved

@@ -146,6 +146,13 @@ class SearchSettings:
     rerank_maxsim_weight: float = rule(0)
     rerank_paragraph_weight: float = rule(0)
     abstain_below: float = share()
+    # the learned reader (issue 26): provrag/engines/offline/learned.py
+    reader: str = choice("learned", "features")
+    answer_min_prob: float = share()
+    reader_sentences: int = positive()
+    reader_passages: int = count()
+    retries: int = rule(0, 2)
+    reader_weights: dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -165,6 +172,12 @@ class VerifySettings:
     contradict_min_coverage: float = share()
     support_weights: dict[str, float]
     contradict_weights: dict[str, float]
+    # the learned judge (issue 26): provrag/engines/offline/judge/learned.py
+    judge: str = choice("learned", "features")
+    judge_spans: int = positive()
+    judge_vetoes: bool
+    supported_min_prob: float = share()
+    contradicted_min_prob: float = share()
 
 
 @dataclass(frozen=True)

@@ -141,13 +141,20 @@ class AskResult:
     trace_error: str | None = None         # why the trace could not be stored (the answer stands)
     error: str | None = None               # a model step that failed: why, and what stood in
     llm: dict | None = None                # a model engine's usage: requests, tokens, items by_model / fallback / failed
+    # the answer check (issue 26): each sentence judged against the sources it cites before ask returns
+    checked: bool = False                  # False: `ask --raw`, the answer as the engine gave it
+    removed_sentences: list[dict] = field(default_factory=list)   # {"sentence", "citations", "verdict", "reason"}
+    raw_answer: str | None = None          # the answer before the check
+    route: str | None = None               # the route of the kept attempt (local, basic, wide, section; global)
+    attempts: int = 1                      # routes tried (the first, and the wider retries)
 
     def to_json(self) -> dict[str, Any]:
         return {"trace_id": self.trace_id, "question": self.question, "method": self.method, "answer": self.answer,
                 "abstained": self.abstained, "confidence": self.confidence, "index_version": self.index_version,
                 "citations": [c.to_json() for c in self.citations], "sources": [s.to_json() for s in self.sources],
                 "unresolved": [u.to_json() for u in self.unresolved], "error": self.error,
-                "abstained_by": self.abstained_by} | _known({"llm": self.llm})
+                "abstained_by": self.abstained_by, "checked": self.checked, "removed_sentences": self.removed_sentences,
+                "raw_answer": self.raw_answer, "route": self.route, "attempts": self.attempts} | _known({"llm": self.llm})
 
 
 @dataclass

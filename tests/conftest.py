@@ -135,6 +135,18 @@ def squad_subset_index(tmp_path_factory, squad, squad_subset) -> Path:
     return base / "idx"
 
 
+@pytest.fixture(scope="session")
+def sample_index(tmp_path_factory, sample_data) -> Path:
+    """An offline index of data/ (the Halcyon plant's documents), built once per session: ask's
+    and verify's tests over the README's examples read it, never write it."""
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+
+    out = tmp_path_factory.mktemp("sample-index") / "idx"
+    run_index(sample_data, out, load_config())
+    return out
+
+
 @pytest.fixture(scope="module")
 def scripted_llm_server():
     """The scripted OpenAI-compatible server (tests/llm_server.py) on a free port, one per test

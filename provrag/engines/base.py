@@ -33,6 +33,9 @@ class QueryTerms:
 
     terms: list[str]
     idf: dict[str, float]
+    # the best retrieved passage's share of the question's idf-weighted terms (query/answerable.py,
+    # lexical only; a term the index never saw weighs as the rarest): a reading engine weighs it
+    coverage: float | None = None
 
 
 @dataclass
@@ -44,6 +47,11 @@ class EngineAnswer:
     records_used: list[int] = field(default_factory=list)
     details: dict = field(default_factory=dict)
     abstained: bool = False   # the engine found nothing in the context that answers the question
+    # the engine's own calibrated probability that its answer answers (a reading model's); None:
+    # the engine does not read, and the pipeline measures the evidence's coverage instead
+    confidence: float | None = None
+    # context records best first by the engine's reading of their relevance (None: retrieval's order)
+    passage_order: list[int] | None = None
 
 
 class Engine(ABC):
@@ -63,6 +71,13 @@ class Engine(ABC):
     @property
     def model(self) -> str:
         return self.name
+
+    @property
+    def reads(self) -> bool:
+        """Whether answer() reads the candidate sentences with a model that decides what answers
+        and says how confident it is (EngineAnswer.confidence): then no coverage gate stands in
+        front of it. False for an engine that writes whatever the context allows."""
+        return False
 
     @abstractmethod
     def extract_graph(self, units: list[tuple[str, str]]) -> list[dict]:

@@ -8,11 +8,16 @@ from provrag.query.context import SearchResult, add_neighbours, answer_or_abstai
 from provrag.query.retrieve import antecedents, continuations, retrieve_units
 
 
-def basic_search(reader, question: str, cfg: Config, engine, trace) -> SearchResult:
+def basic_search(reader, question: str, cfg: Config, engine, trace, context_units: int | None = None,
+                 restrict: list[str] | None = None) -> SearchResult:
+    """`context_units`: how many retrieved units the engine reads (default [search]
+    context_units; ask's wider retries read more); `restrict`: only these units (ask's retry
+    over the section around the best page)."""
     k = int(cfg.search.top_k_units)
-    n_ctx, pool = int(cfg.search.context_units), int(cfg.search.candidate_pool)
+    n_ctx, pool = int(context_units or cfg.search.context_units), int(cfg.search.candidate_pool)
+    pool = max(pool, n_ctx)
     with trace.stage("exploration") as d:
-        ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), pool=pool)
+        ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), pool=pool, restrict=restrict)
         d["candidates"] = candidate_view(ret)
         d["retrieval"] = {"channels": ret.channels, "ms": ret.timings_ms}
     with trace.stage("focus") as d:

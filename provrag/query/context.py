@@ -32,14 +32,21 @@ class SearchResult:
     abstained: bool = False                               # nothing retrieved answers the question
     confidence: float | None = None                       # how well the best evidence covers it, 0–1
     closest: list[str] = field(default_factory=list)      # when abstaining: the nearest units, not citations
-    # who said "nothing answers": "coverage" (the evidence covers too little of the question) or
-    # "engine" (it covers enough, but the engine found no sentence that answers)
+    # who said "nothing answers": "coverage" (the evidence covers too little of the question),
+    # "engine" (it covers enough, but the engine found no sentence that answers), "reader" (the
+    # learned reader read the candidate sentences and none states the answer) or "check" (every
+    # sentence of the answer was removed: its cited sources do not support it)
     abstained_by: str | None = None
+    # ask's answer check (verify/answer_check.py): the answer before it, and what it removed
+    raw_answer: str | None = None
+    removed: list[dict] = field(default_factory=list)
+    checked: bool = False
 
     def to_json(self) -> dict:
         return {"answer": self.answer, "method": self.method, "context": self.context,
                 "unit_rank": self.unit_rank, "engine_details": self.engine_details, "abstained": self.abstained,
-                "abstained_by": self.abstained_by, "confidence": self.confidence, "closest": self.closest}
+                "abstained_by": self.abstained_by, "confidence": self.confidence, "closest": self.closest,
+                "raw_answer": self.raw_answer, "removed": self.removed, "checked": self.checked}
 
 
 def has_rows(con, table: str) -> bool:
@@ -79,9 +86,15 @@ def unit_rank(units: list[dict], context: list[dict], used: list[int]) -> dict[s
 
 def answer_or_abstain(engine, question: str, method: str, units: list[dict], context: list[dict],
                       extra: list[dict], cfg: Config, ret, trace) -> SearchResult:
-    """The engine's answer, unless the best passages do not cover the question: then provrag
-    says that nothing in the index answers it, and no model is called (query/answerable.py
-    measures the coverage; [search] abstain_below is the threshold, 0 never abstains)."""
+    """The engine's answer, or provrag's honest "nothing in the index answers this".
+
+    An engine that reads (Engine.reads: the offline engine with its learned reader) decides by
+    itself: it answers only with sentences it finds state the answer, and its probability is
+    the confidence. Any other engine writes whatever the context allows, so the evidence's
+    coverage of the question is measured first (query/answerable.py; [search] abstain_below is
+    the threshold, 0 never abstains) and below it no model is called."""
+    if engine.reads:
+        return read_or_abstain(engine, question, method, units, context, extra, cfg, ret, trace)
     from provrag.query.answerable import assess
 
     threshold = float(cfg.search.abstain_below)
@@ -117,12 +130,45 @@ def answer_or_abstain(engine, question: str, method: str, units: list[dict], con
                         confidence=found.confidence)
 
 
+def read_or_abstain(engine, question: str, method: str, units: list[dict], context: list[dict],
+                    extra: list[dict], cfg: Config, ret, trace) -> SearchResult:
+    """A reading engine's answer, or its abstention: it found no sentence that states the answer
+    (its best probability is the confidence, and its most relevant passages are the closest)."""
+    with trace.stage("synthesis") as d:
+        ans = engine_answer(engine, question, context, extra, cfg, ret, d)
+        d["answer"] = ans.text if not ans.abstained else ABSTENTION
+        d["confidence"] = ans.confidence
+        if ans.abstained:
+            d["why"] = (f"no sentence of the {len(context)} passages states the answer (best probability "
+                        f"{(ans.confidence or 0.0):.2f} < {float(cfg.search.answer_min_prob):g})" if context
+                        else "no passage retrieved")
+    order = [i for i in (ans.passage_order or range(len(context))) if 0 <= i < len(context)]
+    if ans.abstained:
+        return SearchResult(ABSTENTION, method, context, unit_rank(units, context, []), ans.details, abstained=True,
+                            abstained_by="reader", confidence=ans.confidence,
+                            closest=[context[i]["text_unit_id"] for i in order[:CLOSEST]])
+    return SearchResult(ans.text, method, context, unit_rank(units, context, ans.records_used), ans.details,
+                        confidence=ans.confidence)
+
+
 def engine_answer(engine, question: str, context: list[dict], extra: list[dict], cfg: Config, ret, d: dict):
     """The engine's answer from the context (and, for a model, the graph context too); the
     question's index terms and their idf go with it, for an engine that ranks by them."""
     k = cfg.search.top_k_units
     records = context if engine.name == "offline" else context[:k] + extra
-    ans = engine.answer(question, records, QueryTerms(list(ret.query_terms), ret.idf))
+    coverage = None
+    # word coverage of the question by the best passage: one of what a reading engine weighs; a
+    # question with no content word the index could hold ("What is R?") has none to measure
+    from provrag.text.words import query_terms
+
+    if engine.reads and query_terms(question):
+        from provrag.query.answerable import assess
+
+        bm25 = ret.channels.get("bm25") or {}
+        coverage = assess(question, [c["text"] for c in context], ret.idf, int(bm25.get("n_units") or 0),
+                          bm25.get("spelling") or {}, semantic=False).confidence
+        d["coverage"] = coverage
+    ans = engine.answer(question, records, QueryTerms(list(ret.query_terms), ret.idf, coverage))
     if ans.details:
         d["extract"] = ans.details
     return ans

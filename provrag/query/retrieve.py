@@ -18,6 +18,7 @@ that drove it in each channel.
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -146,6 +147,51 @@ def antecedents(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
     return out
 
 
+# a one-letter name ("R", "C", "X"): the term table drops one-letter words, so BM25 cannot see it
+_LETTER_NAME = re.compile(r"(?<![\w.])([B-HJ-Z])(?![\w'’-])")
+LITERAL_BELOW = 2   # a question with fewer BM25 terms than this is also read for its own words
+K1 = 1.2
+
+
+def literal_channel(con, question: str, n_terms: int, limit: int = 100,
+                    unit_ids: list[str] | None = None) -> tuple[dict[str, float], dict]:
+    """BM25-like scores of the units that hold what the term table cannot: a one-letter name of
+    the question ("What is R?") as a whole word, case kept, and the question itself as a phrase
+    (an FAQ's "2.1 What is R?"). Read only for a question that leaves BM25 fewer than
+    LITERAL_BELOW terms: scanning every unit's text costs a table scan, and a question with
+    terms of its own is found by them. Written in SQL because the text lives in DuckDB."""
+    if n_terms >= LITERAL_BELOW:
+        return {}, {}
+    names = list(dict.fromkeys(_LETTER_NAME.findall(question)))
+    phrase = " ".join(question.strip().rstrip("?.!").split()).lower()
+    if not names and len(phrase.split()) < 2:
+        return {}, {}
+    where = "WHERE id IN (SELECT unnest(?::VARCHAR[]))" if unit_ids is not None else ""
+    patterns = [r"(?:^|[^\w.])" + name + r"(?:$|[^\w'’-])" for name in names]
+    cols = ", ".join("len(regexp_extract_all(text, ?))" for _ in names) or "0"
+    rows = con.execute(f"""
+        SELECT id, tfs, phrase, n FROM (
+            SELECT id, [{cols}] AS tfs, contains(lower(regexp_replace(text, '\\s+', ' ', 'g')), ?) AS phrase,
+                   count(*) OVER () AS n
+            FROM text_units {where})
+        WHERE list_max(tfs) > 0 OR phrase
+    """, patterns + [phrase] + ([list(unit_ids)] if unit_ids is not None else [])).fetchall()
+    n = max(int(rows[0][3]) if rows else 1, 1)
+    df = [sum(1 for r in rows if r[1][i]) for i in range(len(names))]
+    idf = [math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df]
+    phrase_df = sum(1 for r in rows if r[2])
+    phrase_idf = math.log(1 + (n - phrase_df + 0.5) / (phrase_df + 0.5)) if phrase_df else 0.0
+    scores: dict[str, float] = {}
+    for uid, tfs, has_phrase, _ in rows:
+        s = sum(w * tf * (K1 + 1) / (tf + K1) for w, tf in zip(idf, tfs) if tf)
+        if has_phrase:
+            s += phrase_idf
+        if s > 0:
+            scores[uid] = s
+    top = dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
+    return top, {"names": names, "phrase": phrase, "units": len(scores), "phrase_units": phrase_df}
+
+
 def fusion_parts(lex: dict[str, float], den: dict[str, float], weight: float) -> dict[str, tuple[float, float]]:
     """Each unit's (lexical, embedding) part of the linear fusion (see the module docstring)."""
     mb = max(lex.values(), default=0.0)
@@ -183,6 +229,13 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
     t0 = time.perf_counter()
     lex = dict(lexical.bm25(con, stats, qterms, limit=pool, unit_ids=restrict))
     timings["bm25"] = _ms(t0)
+    t0 = time.perf_counter()
+    literal, seen = literal_channel(con, question, len(qterms), pool, restrict)
+    if literal:  # the question's own words where the term table has too few: added to BM25's part
+        channels["literal"] = seen
+        timings["literal"] = _ms(t0)
+        for uid, sc in literal.items():
+            lex[uid] = lex.get(uid, 0.0) + sc
 
     den: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -210,7 +263,7 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
     t0 = time.perf_counter()
     union = sorted(set(lex) | set(den))
     miss_lex = [i for i in union if i not in lex]
-    if miss_lex and lex:
+    if miss_lex and lex and qterms:
         lex.update(dict(lexical.bm25(con, stats, qterms, limit=len(miss_lex), unit_ids=miss_lex)))
     miss_den = [i for i in union if i not in den]
     if miss_den and den and vec is not None:

@@ -124,14 +124,17 @@ def evidence_of(row: UnitRow, verdict: Verdict, via: str, route: str, parts: tup
                             text_unit_ids=list(parts) if parts else None)
 
 
-def check_claim(reader, claim: Claim, judge: Judge, cfg: Config, retrievals: list | None = None) -> ClaimCheck:
+def check_claim(reader, claim: Claim, judge: Judge, cfg: Config, retrievals: list | None = None,
+                cited_only: bool = False) -> ClaimCheck:
     """One claim → its verdict, cited and retrieved evidence, and per-citation support.
     `retrievals`: where to append what retrieval did for the claim (its query and each
-    retrieved unit's why), for the verify trace."""
+    retrieved unit's why), for the verify trace. `cited_only`: judge the claim against the
+    sources it cites alone (ask's answer check: what the answer shows must be what its
+    citations hold), no retrieval."""
     vcfg = cfg.verify
     per_citation, unresolved = cited_units(reader, claim, int(vcfg.top_k_cited))
     query = claim.text if not claim.focus else f"{claim.text} {claim.focus}"
-    retrieved, why = retrieve(reader, query, cfg, int(vcfg.top_k_retrieved))
+    retrieved, why = ([], []) if cited_only else retrieve(reader, query, cfg, int(vcfg.top_k_retrieved))
     if retrievals is not None:
         retrievals.append({"claim": claim.text, "query": query, "candidates": why})
 

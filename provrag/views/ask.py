@@ -36,6 +36,14 @@ def ask_view(result: AskResult):
                    border_style="yellow" if result.abstained else "none")]
     if result.error:  # the model's answer failed: say why and what stands in its place
         parts.append(Text(f"warning: {result.error}", style="yellow"))
+    for r in result.removed_sentences:  # the answer check: what the cited sources did not support
+        line = Text("removed (its sources do not support it): ", style="magenta")
+        line.append(f"“{r.get('sentence')}”", style="italic")
+        if r.get("reason"):
+            line.append(f" — {r['reason']}", style="dim")
+        parts.append(line)
+    if not result.checked:
+        parts.append(Text("unchecked answer (--raw): its sentences were not judged against their sources", style="dim"))
     if result.abstained and result.sources:
         parts.append(sources_table([s.to_json() for s in result.sources], title="closest passages — not an answer",
                                    has_pages=result.has_pages))
@@ -142,6 +150,18 @@ def trace_tree(t: dict, max_items: int = 8):
         if s.get("name") == "citations":
             br.add(Text(f"{d.get('citations', 0)} citations → {d.get('sources', 0)} sources, "
                         f"{len(d.get('unresolved') or [])} unresolved"))
+        if s.get("name") == "check":  # the answer check: each sentence judged against its cited sources
+            br.add(Text(f"{d.get('checked', 0)} sentences judged against their cited sources, "
+                        f"{len(d.get('removed') or [])} removed"))
+            for r in (d.get("removed") or [])[:max_items]:
+                br.add(Text(f"removed: {_short(r.get('sentence'), 80)} — {_short(r.get('reason'), 60)}", style="magenta"))
+    if len(t.get("attempts") or []) > 1:  # ask's retries over wider routes, and which attempt was kept
+        a_br = root.add(Text("attempts", style="bold cyan"))
+        for a in t["attempts"]:
+            outcome = a.get("skipped") or ("abstained" if a.get("abstained") else "answered")
+            conf = f" {a['confidence']:.2f}" if isinstance(a.get("confidence"), (int, float)) else ""
+            a_br.add(Text(f"{a.get('attempt')}. {a.get('route')}: {outcome}{conf}" + ("  (kept)" if a.get("kept") else ""),
+                          style="bold" if a.get("kept") else "dim"))
     srcs = t.get("sources") or []
     if srcs:
         s_br = root.add(Text("sources", style="bold"))

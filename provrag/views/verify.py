@@ -51,6 +51,17 @@ def _evidence_line(e: Evidence, width: int):
     return t
 
 
+def shown_evidence(c, per_claim: int) -> list:
+    """The evidence lines of a claim, best first; when the header says its citations hold the
+    evidence, a cited unit that supports it is among them (the reader sees what holds it)."""
+    shown = list(c.evidence[:per_claim])
+    if c.cited_supports and not any(e.route in ("cited", "both") and e.label == "supported" for e in shown):
+        held = next((e for e in c.cited if e.label == "supported"), None)
+        if held is not None:
+            shown = [held] + shown[:max(per_claim - 1, 0)]
+    return shown
+
+
 def verify_view(result: VerifyResult, width: int = 100, per_claim: int = 2):
     from rich.console import Group
     from rich.text import Text
@@ -74,7 +85,7 @@ def verify_view(result: VerifyResult, width: int = 100, per_claim: int = 2):
         parts.append(head)
         if not c.evidence:
             parts.append(Text("    no evidence found in the index", style="dim"))
-        for e in c.evidence[:per_claim]:
+        for e in shown_evidence(c, per_claim):
             parts.append(_evidence_line(e, width))
         for u in c.unresolved:
             why = f" — {u['reason']}" if u.get("reason") else ""

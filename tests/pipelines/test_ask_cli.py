@@ -45,7 +45,8 @@ def test_ask_json_is_contract_shape_and_trace_reads_back(run, index, env, fast_c
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)  # stdout is one JSON document
     assert list(out) == ["trace_id", "question", "method", "answer", "abstained", "confidence", "index_version",
-                         "citations", "sources", "unresolved", "error", "abstained_by"]
+                         "citations", "sources", "unresolved", "error", "abstained_by", "checked", "removed_sentences",
+                         "raw_answer", "route", "attempts"]
     assert out["sources"][0]["path"] == "1973-oil-crisis.pdf"
     assert out["sources"][0]["page_start"] >= 1
     assert out["unresolved"] == []

@@ -123,7 +123,8 @@ def _check_shape(result):
     """`ask --json` (result.to_json()) has CONTRACT.md §5's keys, and only provenance beyond them."""
     out = result.to_json()
     assert list(out) == ["trace_id", "question", "method", "answer", "abstained", "confidence", "index_version",
-                         "citations", "sources", "unresolved", "error", "abstained_by"]
+                         "citations", "sources", "unresolved", "error", "abstained_by", "checked", "removed_sentences",
+                         "raw_answer", "route", "attempts"]
     assert out["error"] is None  # the offline engine has no model step to fail
     for c in out["citations"]:
         assert {"kind", "ids", "more", "sentence"} <= set(c) <= {"kind", "ids", "more", "sentence"} | PROVENANCE
@@ -135,7 +136,9 @@ def _check_shape(result):
 def test_global_on_graphrag_v3_fixture_cites_reports_that_resolve(cfg, dulce_v3):
     from provrag.pipelines.ask import run_ask
 
-    out = run_ask("What is Operation Dulce?", dulce_v3, cfg, method="global")
+    # global search's own answer (its report citations), unchecked: the answer check judges a model's
+    # report summaries against raw text units, and may remove them (tests/pipelines/test_ask_reads.py)
+    out = run_ask("What is Operation Dulce?", dulce_v3, cfg, method="global", check=False)
     _check_shape(out)
     assert out.method == "global"
     assert out.citations and all(c.kind == "Reports" for c in out.citations)
@@ -225,7 +228,8 @@ def test_rerank_with_shipped_minilm_weights(index):
     from provrag.pipelines.ask import run_ask
     from provrag.config import load_config
 
-    cfg = load_config(overrides={"search": {"rerank": "minilm", "rerank_sentences": 4}})
+    # the hand-set path's rerank (the learned reader, when installed, reads instead of reranking)
+    cfg = load_config(overrides={"search": {"rerank": "minilm", "rerank_sentences": 4, "reader": "features"}})
     out = run_ask("Who designed the protocols of Telenet?", index, cfg, method="basic", save=False)
     info = {s["name"]: s for s in out.trace["stages"]}["synthesis"]["data"]["extract"]
     assert info["rerank"] == "minilm"

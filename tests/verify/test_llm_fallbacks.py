@@ -51,10 +51,13 @@ def test_a_failed_answer_is_the_offline_answer_and_the_reason_is_given(setup):
     assert "HTTP 500" in out["error"] and "offline engine did that part instead" in out["error"]
     assert out["llm"]["stages"]["answer"] == {"by_model": 0, "fallback": 1, "failed": 0}
     assert got.trace["error"] == out["error"]
-    # every request the question cost is in the trace: its embeddings and the answer's two attempts
+    # every request the question cost is in the trace: its embeddings, the answer's two attempts
+    # and the answer check's judge request (ask judges the answer it shows against its sources)
     usage = got.trace["usage"]
     assert usage["by_stage"]["embed"]["calls"] == seen["embeddings"] >= 1
-    assert usage["by_stage"]["answer"]["calls"] == seen["chat"] == 2
+    assert usage["by_stage"]["answer"]["calls"] == seen["by_kind"]["answer"] == 2
+    assert usage["by_stage"]["judge"]["calls"] == seen["by_kind"]["judge"] >= 1
+    assert seen["chat"] == seen["by_kind"]["answer"] + seen["by_kind"]["judge"]
     assert usage["calls"] == seen["requests"]
     assert offline.to_json()["error"] is None and "llm" not in offline.to_json()
 

@@ -38,21 +38,48 @@ class OfflineEngine(Engine):
 
         return reduce_answer(question, points, self.cfg, idf=(terms.idf or None) if terms else None)
 
+    @property
+    def reads(self) -> bool:
+        """The learned reader decides what answers (engines/offline/learned.py), when its weights
+        are installed and [search] reader = "learned"."""
+        from provrag.engines.offline.learned import reader
+
+        return reader(self.cfg, "answer") is not None
+
     def answer(self, question, context, terms=None):
-        """The best sentences of the context, each citing its record; ranked with the index-wide
-        idf of the question's terms when retrieval found them, else idf within the context."""
+        """The best sentences of the context, each citing its record; read by the learned reader
+        (answer/reading.py) when it is installed, else ranked with the index-wide idf of the
+        question's terms when retrieval found them, else idf within the context."""
         from provrag.engines.offline.answer.compose import answer
+        from provrag.engines.offline.learned import describe, reader, unavailable
 
         details: dict = {}
+        model = reader(self.cfg, "answer")
+        if model is not None:
+            details["model"] = describe(model)
+        elif unavailable():
+            details["reader_note"] = unavailable()
         text = answer(question, context, self.cfg, idf=(terms.idf or None) if terms else None,
-                      qterms=(list(terms.terms) or None) if terms else None, info=details)
+                      qterms=(list(terms.terms) or None) if terms else None, info=details, reader=model,
+                      gate=terms.coverage if terms else None)
         # the records whose sentences the answer quotes whole (one completed from a neighbouring
         # unit lies in both, so it promotes neither)
         used = list(dict.fromkeys(p["record"] for p in details.get("sentences") or [] if p.get("whole")))
-        return EngineAnswer(text, records_used=used, details=details, abstained=not details.get("sentences"))
+        return EngineAnswer(text, records_used=used, details=details, abstained=not details.get("sentences"),
+                            confidence=details.get("confidence") if model is not None else None,
+                            passage_order=details.get("passage_order") if model is not None else None)
 
     def judge(self, claim, evidence, focus=None):
-        from provrag.engines.offline.judge.decide import judge
+        """The learned claim head (judge/learned.py) when installed, else the fitted features."""
+        from provrag.engines.offline.learned import reader
 
-        return [Verdict(v["label"], v["score"], v["reason"], tuple(v["span"]))
-                for v in judge(claim, evidence, self.cfg.verify, focus=focus)]
+        model = reader(self.cfg, "judge")
+        if model is not None:
+            from provrag.engines.offline.judge.learned import judge as learned_judge
+
+            verdicts = learned_judge(claim, evidence, self.cfg.verify, model, focus)
+        else:
+            from provrag.engines.offline.judge.decide import judge
+
+            verdicts = judge(claim, evidence, self.cfg.verify, focus=focus)
+        return [Verdict(v["label"], v["score"], v["reason"], tuple(v["span"])) for v in verdicts]

@@ -220,3 +220,27 @@ def test_a_deed_handed_to_another_subject_by_a_relative_clause(manuals_index, ev
     numenius = (eval_dev / "vitaminc" / "corpus" / "numenius-of-apamea.md").read_text()
     assert features("Numenius lived in Syria .", numenius, CFG.max_window)["subject_conflict"] == 0.0
     assert _labels("Numenius lived in Syria .", [numenius]) == ["supported"]
+
+
+@pytest.mark.parametrize("page,question,sentence", [
+    (0, "From 1947 to 1967, how much did the price of oil increase?",
+     "From 1947 to 1967, the dollar price of oil had risen by less than two percent per year."),
+    (1, "When did they raise the price of oil to $5.11?",
+     "In response to American aid to Israel, on October 16, 1973, OPEC raised the posted price of oil by 70%, "
+     "to $5.11 a barrel."),
+])
+def test_a_sentence_of_the_page_answering_a_question_states_its_own_numbers(squad, page, question, sentence):
+    """The answer check judges an answer with the question (its words become the focus): a sentence
+    quoted from its page keeps its bounded and unit-bearing numbers ("less than two percent",
+    "by 70%") as the page states them, so it is supported, never contradicted by its own page."""
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(str(squad / "corpus" / "1973-oil-crisis.pdf"))
+    text = " ".join(doc[page].get_textpage().get_text_range().split())
+    doc.close()
+    assert sentence in text
+    (claim,) = split_claims(sentence, question)
+    assert claim.focus
+    (v,) = judge(claim.text, [text], CFG, focus=claim.focus)
+    assert v["label"] == "supported", v["reason"]
+    assert features(claim.text, text, CFG.max_window, claim.focus)["missing_numbers"] == []

@@ -325,4 +325,5 @@ def test_a_model_that_finds_no_answer_says_so_and_not_with_the_retrieval_confide
     title = _render(ask_view(res), 200).splitlines()[0]
     assert "no answer in passages covering it" in title and f"confidence {res.confidence:.2f}" not in title
     offline = run_ask("Who won the 2018 FIFA World Cup?", squad_subset_index, load_config(), method="basic", save=False)
-    assert offline.abstained and offline.abstained_by == "coverage"  # too little evidence: no engine asked
+    # too little evidence: no engine asked (the hand-set gate), or the learned reader found no answering sentence
+    assert offline.abstained and offline.abstained_by in ("coverage", "reader")

@@ -39,19 +39,27 @@ def answer_texts(picked: list[dict], records: list[dict]) -> list[tuple[str, str
 
 
 def answer(question: str, context: list[dict], cfg: Config, idf: dict[str, float] | None = None,
-           qterms: list[str] | None = None, info: dict | None = None) -> str:
+           qterms: list[str] | None = None, info: dict | None = None, reader=None, gate: float | None = None) -> str:
     """Local/basic search: the best sentences of the context records, each with its citation.
 
     idf/qterms: the index-wide idf of the question's (spelling-corrected) terms, when the
-    caller has them; otherwise idf is estimated from the context itself.
+    caller has them; otherwise idf is estimated from the context itself. `reader`: the learned
+    reader (reading.py decides what answers), or None (the hand-set scores and focus rules);
+    `gate`: the best passage's word coverage of the question, which the reader's decision weighs.
     """
     n = int(cfg.search.answer_sentences)
-    picked = focus(question, select(question, context, n, idf, qterms=qterms, cfg=cfg, info=info), context,
-                   idf or {}, n)
+    if reader is not None:
+        from provrag.engines.offline.answer.reading import read
+
+        picked, _ = read(question, context, cfg, reader, idf, qterms, info, gate)
+    else:
+        picked = focus(question, select(question, context, n, idf, qterms=qterms, cfg=cfg, info=info), context,
+                       idf or {}, n)
     if info is not None:
         info["sentences"] = [{"record": p["record"], "score": p["score"], "cosine": p.get("cosine"), "maxsim": p.get("maxsim"),
                               "paragraph_cosine": p.get("paragraph_cosine"), "step": bool(p.get("step")),
-                              "sentence": p["sentence"][:200], "whole": not p.get("citation")} for p in picked]
+                              "sentence": p["sentence"][:200], "whole": not p.get("citation"), "prob": p.get("prob")}
+                             for p in picked]
     if not picked:
         return NO_ANSWER
     return compose(picked, context)

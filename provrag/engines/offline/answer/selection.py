@@ -70,37 +70,47 @@ def select(question: str, records: list[dict], n: int, idf: dict[str, float] | N
     return kept[:n]
 
 
+def minilm_meaning(question: str, cands: list[dict], weight: float, maxsim_weight: float = 0.0,
+                   paragraph_weight: float = 0.0) -> list[float] | None:
+    """Each candidate's meaning score under all-MiniLM-L6-v2 (select's docstring): weight ·
+    cosine(question, sentence) + maxsim_weight · MaxSim + paragraph_weight · cosine(question,
+    paragraph), scaled like the lexical score for a sentence without the asked-for quantity.
+    Sets "cosine", "maxsim", "paragraph_cosine" on each candidate; None when MiniLM is missing."""
+    paras = list(dict.fromkeys(c.get("paragraph") or c["sentence"] for c in cands)) if paragraph_weight else []
+    from provrag.embeddings.minilm import MiniLMEmbedder, content_pieces
+
+    # one pass for all: the question, the sentences, then their paragraphs
+    vecs, toks = MiniLMEmbedder().embed_tokens([question] + [c["sentence"] for c in cands] + paras)
+    cos = vecs[1:] @ vecs[0]
+    para_cos = dict(zip(paras, cos[len(cands):].tolist()))
+    qv = content_pieces(*toks[0])
+    out = []
+    for c, x, (_, sv) in zip(cands, cos, toks[1:]):
+        c["cosine"] = round(float(x), 4)
+        c["maxsim"] = round(float((qv @ sv.T).max(1).mean()), 4) if len(qv) and len(sv) else 0.0
+        pc = para_cos.get(c.get("paragraph") or c["sentence"])  # None when not asked for (weight 0)
+        c["paragraph_cosine"] = None if pc is None else round(pc, 4)
+        out.append(c.get("type_factor", 1.0) * (weight * float(x) + maxsim_weight * c["maxsim"]
+                                                 + paragraph_weight * (pc or 0.0)))
+    return out
+
+
 def _rerank_minilm(question: str, cands: list[dict], weight: float, info: dict | None,
                    maxsim_weight: float = 0.0, paragraph_weight: float = 0.0) -> list[dict]:
     import time
 
     t0 = time.perf_counter()
-    paras = list(dict.fromkeys(c.get("paragraph") or c["sentence"] for c in cands)) if paragraph_weight else []
     try:
-        from provrag.embeddings.minilm import MiniLMEmbedder, content_pieces
-
-        # one pass for all: the question, the sentences, then their paragraphs
-        vecs, toks = MiniLMEmbedder().embed_tokens([question] + [c["sentence"] for c in cands] + paras)
+        meaning = minilm_meaning(question, cands, weight, maxsim_weight, paragraph_weight)
     except Exception as e:  # model package missing or damaged: the lexical order stands, and the trace says why
         if info is not None:
             info["rerank"] = f"none (minilm unavailable: {str(e).splitlines()[0][:160]})"
         return cands
-    cos = vecs[1:] @ vecs[0]
-    para_cos = dict(zip(paras, cos[len(cands):].tolist()))
-    qv = content_pieces(*toks[0])
-    for c, x, (_, sv) in zip(cands, cos, toks[1:]):
+    for c, m in zip(cands, meaning):
         c["lexical_score"] = c["score"]
-        c["cosine"] = round(float(x), 4)
-        c["maxsim"] = round(float((qv @ sv.T).max(1).mean()), 4) if len(qv) and len(sv) else 0.0
-        pc = para_cos.get(c.get("paragraph") or c["sentence"])  # None when not asked for (weight 0)
-        c["paragraph_cosine"] = None if pc is None else round(pc, 4)
-        # the meaning scores are scaled as the lexical one was for a sentence that lacks the
-        # number, measure or date the question asks for (scoring.Scorer.type_factor)
-        c["score"] = round(c["score"] + c.get("type_factor", 1.0) * (weight * float(x) + maxsim_weight * c["maxsim"]
-                                                                      + paragraph_weight * (pc or 0.0)), 6)
+        c["score"] = round(c["score"] + m, 6)
     out = sorted(cands, key=lambda c: (-c["score"], c["record"], c["start"]))
     if info is not None:
         info["rerank"] = "minilm"
         info["rerank_ms"] = round((time.perf_counter() - t0) * 1000, 1)
     return out
-

@@ -24,7 +24,8 @@ CONTRA_FEATURES = ("coverage", "name_coverage", "number_conflict", "name_conflic
 
 
 def _reason(feat: dict, label: str) -> str:
-    bits = [f"covers {feat['coverage']:.0%} of the claim"]
+    # a share "covered" beside the words it lacks reads as a contradiction of itself: say one
+    bits = [] if feat["missing_words"] else [f"covers {feat['coverage']:.0%} of the claim"]
     if feat["focus_coverage"] != feat["coverage"]:
         bits.append(f"answer words {feat['focus_coverage']:.0%}")
     if feat["missing_numbers"]:
@@ -56,9 +57,14 @@ def decide(feat: dict, vcfg: VerifySettings) -> tuple[str, float, float]:
     # a contradiction needs a positive conflict signal on a span that otherwise matches: a veto
     # (a claim's negation only where the span states the negated words), or a name of the claim
     # replaced by other names with a high contradiction score
-    conflict = feat["negation_conflict"] or feat["antonym"] or feat["number_conflict"] or feat["subject_conflict"]
-    if feat["coverage"] >= vcfg.contradict_min_coverage and (
-            conflict or (feat["name_conflict"] and c >= vcfg.contradict_threshold)):
+    # another number is a contradiction only in a span about the same thing: one that names all the
+    # claim names (a page about the plant's owner that gives other dates does not deny an issue date;
+    # it does not state it)
+    number_conflict = feat["number_conflict"] and feat["name_coverage"] >= 1.0
+    conflict = feat["negation_conflict"] or feat["antonym"] or number_conflict or feat["subject_conflict"]
+    # a name replaced by another is a contradiction only where the span says the rest of the claim
+    swapped_name = feat["name_conflict"] and not feat.get("missing_other", 0) and c >= vcfg.contradict_threshold
+    if feat["coverage"] >= vcfg.contradict_min_coverage and (conflict or swapped_name):
         return "contradicted", s, max(c, vcfg.contradict_threshold) if conflict else c
     return "unsupported", s, c
 

@@ -16,7 +16,7 @@ from provrag.engines.offline.judge.analysis import (
     sentences,
     spans,
 )
-from provrag.engines.offline.judge.lexicon import ANTONYMS, stem
+from provrag.engines.offline.judge.lexicon import ANTONYMS, NUMBER_WORDS, stem
 from provrag.engines.offline.judge.quantities import comparable, qty_ok
 from provrag.engines.offline.judge.roles import subject_conflict
 
@@ -146,10 +146,26 @@ FEATURES = ("coverage", "name_coverage", "unit_coverage", "focus_coverage",
             "negation_mismatch", "antonym", "similarity", "order", "grounded")
 
 
+_NUMBER_TOKEN = re.compile(r"\d(?:[\d.,]*\d)?|[a-z]+")
+
+
+def answer_numbers(claim: str, c, focus: str, f_focus) -> list:
+    """The answer's quantities as the claim states them. A focus is the answer's words without
+    their order or small words ("dollar risen less two percent per year"), so its numbers parsed
+    again lose their bound and unit ("less than two percent" → 2, "by 70%, to $5.11 a barrel" →
+    70 barrels) and a verbatim sentence would not state its own number; the claim's quantities
+    whose number words the focus holds are the answer's (the focus's own, when none is)."""
+    words = set(_NUMBER_TOKEN.findall(focus.lower()))
+    mine = [q for q in c.numbers if any(tok in words and (tok[0].isdigit() or tok in NUMBER_WORDS)
+                                        for tok in _NUMBER_TOKEN.findall(claim[q.start:q.end].lower()))]
+    return mine or f_focus.numbers
+
+
 def features(claim: str, evidence: str, max_window: int = 2, focus: str | None = None) -> dict:
     """Feature values of the claim against the best span of one evidence text (see the package doc)."""
     c = analyse(claim)
     f_focus = analyse(focus) if focus else None
+    f_numbers = answer_numbers(claim, c, focus, f_focus) if f_focus is not None else []
     head, body_start = heading(evidence)
     head_t = analyse(head) if head else None
     head_pool = _pool(head_t) if head_t else frozenset()
@@ -166,10 +182,10 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         return hit / total
 
     def focus_coverage(pool, nums):
-        n = len(f_focus.stems) + len(f_focus.numbers)
+        n = len(f_focus.stems) + len(f_numbers)
         if not n:
             return 0.0
-        return (sum(_covered(s, pool) for s in f_focus.stems) + sum(qty_ok(q, nums) for q in f_focus.numbers)) / n
+        return (sum(_covered(s, pool) for s in f_focus.stems) + sum(qty_ok(q, nums) for q in f_numbers)) / n
 
     body = evidence[body_start:]
     cands = [(a + body_start, b + body_start) for a, b in spans(body, max_window)] if body.strip() \
@@ -201,11 +217,11 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
             core_pool = _pool(core) | head_pool
     miss_idx = [i for i, s in enumerate(c.stems) if not _covered(s, pool)]
     # with a focus, the question's own quantities are given context: only the answer's are checked
-    checked = f_focus.numbers if f_focus is not None else c.numbers
+    checked = f_numbers if f_focus is not None else c.numbers
     num_missing = [q for q in checked if not qty_ok(q, nums)]
     name_missing = [s for s in names if not _covered(s, pool)]
     span_names = st.names - set(c.stems)
-    if f_focus is not None and (f_focus.stems or f_focus.numbers):
+    if f_focus is not None and (f_focus.stems or f_numbers):
         focus_cov = focus_coverage(pool, nums)
     else:
         focus_cov = cov
@@ -216,7 +232,10 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
     return {
         "span": (a, b),
         "missing_words": [c.words[i] for i in miss_idx],
-        "missing_numbers": [(focus if f_focus is not None else claim)[q.start:q.end] for q in num_missing],
+        # missing words that are not names: a swapped name leaves none (the span says the rest)
+        "missing_other": sum(1 for i in miss_idx if c.stems[i] not in set(names)),
+        "missing_numbers": [(focus if f_focus is not None and any(q is x for x in f_focus.numbers) else claim)[q.start:q.end]
+                            for q in num_missing],
         "antonyms": ant,
         "coverage": cov,
         "name_coverage": (1 - len(name_missing) / len(names)) if names else 1.0,

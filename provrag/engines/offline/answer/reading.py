@@ -1,0 +1,262 @@
+"""The offline answer read by the learned reader: a sentence answers only when the model finds
+it states the answer, the answer leads with it, and nothing that does not answer is added.
+
+Word overlap can say which sentences are *about* the question, not which one *states* what
+was asked: near misses (the manual discusses the setting but never gives its maximum) share
+every word of the question. The reader (provrag/learned, a MiniLM cross-encoder) reads the
+question with each candidate sentence in its paragraph and gives a calibrated probability
+that the sentence states the answer.
+
+Steps:
+1. passages: the retrieved records, the first `reader_passages` re-ranked by the reader's
+   passage head (its relevance probability), so a package's own manual comes before the
+   others that merely mention it;
+2. candidates: the best `reader_sentences` distinct sentences — those of the best passages
+   (a short question such as "What is R?" shares no word a scorer can weigh) and the best by
+   the lexical scorer (scoring.rank_sentences), alternately;
+3. reading: each candidate's probability of stating the answer (`answer_probs`, with its
+   paragraph as context);
+4. the answer: the most probable sentence at or above `answer_min_prob` (ties by passage
+   relevance), then — for a "how do I" question — the steps that follow it in its section, or
+   further sentences the reader itself reads as answering (its own probability at or above the
+   threshold) on the same subject (a broad question: one per passage), `answer_sentences` at most. None at or above it: the engine abstains.
+The answer's `confidence` is the lead sentence's probability (calibrated by the train lane on
+held-out data, bench/results/): the model's, not a coverage score.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from provrag.config import Config
+from provrag.engines.offline.answer.focus import anchor_term, same_subject, steps_after
+from provrag.engines.offline.answer.scoring import rank_sentences
+from provrag.engines.offline.answer.wording import normalised
+from provrag.text.questions import is_broad, is_procedural
+from provrag.text.sentences import is_heading
+
+PASSAGE_SENTENCES = 12   # sentences taken from each of the best passages (a unit holds ~10-15)
+BEST_PASSAGES = 3        # passages whose sentences are all candidates
+FEATURES = ("answer", "passage", "lexical", "coverage", "meaning")   # [search.reader_weights] (bench/fit_reader.py)
+
+
+def _logit(p: float | None) -> float:
+    p = min(max(float(p if p is not None else 0.5), 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+def features(prob: float, passage_prob: float | None, lexical: float, top_lexical: float, coverage: float,
+             meaning: float = 0.0, gate: float | None = None) -> dict:
+    """What decides whether a candidate answers: the reader's two readings (as logits), the word
+    overlap the hand-set scorer measured (its sentence score, scoring.rank_sentences, and the
+    share of the question's weighted terms the sentence holds), MiniLM's meaning score (selection.py),
+    and, for the question as a whole, how much of it the best passage covers (`gate`, a logit;
+    query/answerable.py's lexical measure, where a word the index never saw weighs most)."""
+    return {"answer": _logit(prob), "passage": _logit(passage_prob), "lexical": float(lexical),
+            "coverage": float(coverage or 0.0), "meaning": float(meaning or 0.0),
+            "gate": _logit(gate) if gate is not None else 0.0}
+
+
+def answer_probability(feat: dict, weights: dict[str, float]) -> float:
+    """P(the index answers the question with this sentence), in two fitted steps: a linear score
+    of the features that ranks the candidates (`bias` + Σ weight × feature), then its
+    calibration into a question-level probability (`offset` + `scale` × score, logistic), since a
+    question's best candidate, not each candidate, is what the answer stands on. With the
+    default weights (answer 1, scale 1, the rest 0) it is the reader's own calibrated
+    probability; bench/fit_reader.py refits both steps on dev data where that measurably helps."""
+    z = float(weights.get("bias", 0.0)) + sum(float(weights.get(k, 0.0)) * feat[k] for k in FEATURES)
+    z = float(weights.get("offset", 0.0)) + float(weights.get("scale", 1.0)) * z \
+        + float(weights.get("gate", 0.0)) * feat.get("gate", 0.0)
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def passage_text(record: dict) -> str:
+    return " ".join((record.get("text") or "").split())
+
+
+_MEMO: dict = {"question": None}   # one question's readings, kept across ask's attempts (escalate.py)
+
+
+def _memo(question: str, kind: str) -> dict:
+    """What was read for this question already, by text: a wider retry re-reads only what is new."""
+    if _MEMO.get("question") != question:
+        _MEMO.clear()
+        _MEMO["question"] = question
+    return _MEMO.setdefault(kind, {})
+
+
+def memoised(question: str, kind: str, keys: list[str], compute) -> list[float]:
+    """compute(the keys not read yet) → their values; all values in key order."""
+    seen = _memo(question, kind)
+    todo = list(dict.fromkeys(k for k in keys if k not in seen))
+    if todo:
+        seen.update(zip(todo, [float(x) for x in compute(todo)]))
+    return [seen[k] for k in keys]
+
+
+def rank_passages(r, question: str, context: list[dict], limit: int) -> tuple[list[int], list[float] | None]:
+    """Indices of the context records, the first `limit` re-ordered by the passage head (stable:
+    retrieval's order breaks ties), and their relevance probabilities (None: not re-ranked)."""
+    order = list(range(len(context)))
+    if limit <= 0 or len(context) < 1:
+        return order, None
+    head = order[:limit]
+    scores = memoised(question, "passage", [passage_text(context[i]) for i in head],
+                      lambda texts: r.passage_scores(question, texts))
+    ranked = sorted(head, key=lambda i: (-scores[i], i))
+    return ranked + order[limit:], scores + [None] * (len(order) - limit)
+
+
+def candidates(ranked: list[dict], passages: list[int], n: int) -> list[dict]:
+    """The best `n` distinct sentences: those of the best passages (in passage order) and the best
+    by the lexical scorer, taken alternately."""
+    by_record: dict[int, list[dict]] = {}
+    for c in sorted(ranked, key=lambda c: (c["record"], c["start"])):
+        by_record.setdefault(c["record"], []).append(c)
+    from_passages = [c for ri in passages[:BEST_PASSAGES] for c in by_record.get(ri, [])[:PASSAGE_SENTENCES]]
+    lexical = [c for c in ranked if c["score"] > 0]
+    out, seen = [], set()
+    for pair in _alternate(from_passages, lexical):
+        key = normalised(pair["sentence"])
+        if not key or key in seen or not states_something(pair["sentence"]):
+            continue
+        seen.add(key)
+        out.append(pair)
+        if len(out) >= n:
+            break
+    return out
+
+
+def states_something(sentence: str) -> bool:
+    """False for what cannot state an answer: a heading or contents line, a question (an FAQ's
+    "2.1 What is R?" names the topic; the sentence after it answers), a lone word."""
+    s = sentence.strip()
+    return len(s.split()) >= 3 and not s.endswith("?") and not is_heading(s)
+
+
+def _alternate(a: list, b: list):
+    for i in range(max(len(a), len(b))):
+        if i < len(b):
+            yield b[i]
+        if i < len(a):
+            yield a[i]
+
+
+def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, float] | None = None,
+         qterms: list[str] | None = None, info: dict | None = None, gate: float | None = None) -> tuple[list[dict], float]:
+    """(the answer's sentences, best first; the model's confidence in the lead one). An empty
+    list: no candidate states the answer (the confidence is then the best probability read)."""
+    scfg = cfg.search
+    threshold = float(scfg.answer_min_prob)
+    n = int(scfg.answer_sentences)
+    order, pscores = rank_passages(r, question, context, int(scfg.reader_passages))
+    rank_of = {ri: k for k, ri in enumerate(order)}
+    ranked = rank_sentences(question, context, idf, qterms=qterms)
+    cands = candidates(ranked, order, int(scfg.reader_sentences))
+    paragraphs = {c["sentence"]: c.get("paragraph") or c["sentence"] for c in cands}
+    probs = memoised(question, "answer", [c["sentence"] for c in cands],
+                     lambda sents: r.answer_probs(question, sents, contexts=[paragraphs[x] for x in sents]))
+    top_lexical = max((c["score"] for c in cands), default=0.0)
+    weights = dict(scfg.reader_weights)
+    meaning = meaning_scores(question, cands, cfg, weights, info)
+    for c, p, m in zip(cands, probs, meaning):
+        c["lexical_score"] = c["score"]
+        c["reader_prob"] = round(float(p), 4)
+        c["passage_prob"] = None if pscores is None or pscores[c["record"]] is None else round(pscores[c["record"]], 4)
+        c["features"] = features(float(p), c["passage_prob"], c["score"], top_lexical, c.get("coverage", 0.0), m, gate)
+        c["prob"] = round(answer_probability(c["features"], weights), 4)
+        c["score"] = c["prob"]
+    cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
+    answering = further_answering([c for c in cands if c["prob"] >= threshold], threshold)
+    picked = focus_read(question, answering, context, idf or {}, n)
+    best = cands[0]["prob"] if cands else 0.0
+    if not picked and asks_what_is_said(question):
+        picked, best = said_about(cands, order, pscores, threshold, best)
+        if info is not None and picked:
+            info["answered_by"] = "passage head (the question asks what is said about a topic)"
+    if info is not None:
+        info["reader"] = "learned"
+        info["threshold"] = threshold
+        info["confidence"] = round(best, 4)
+        info["passage_order"] = order
+        if pscores is not None:
+            info["passages"] = [{"record": ri, "prob": round(pscores[ri], 4)} for ri in order if pscores[ri] is not None]
+        info["read"] = [{"record": c["record"], "prob": c["prob"], "reader_prob": c["reader_prob"],
+                         "lexical_score": c["lexical_score"], "passage_prob": c["passage_prob"],
+                         "sentence": c["sentence"][:160]} for c in cands[:10]]
+    return picked, best
+
+
+_SAID_ABOUT = re.compile(r"\bwhat (do|does|did) .{1,80}?\b(say|says|said|write|writes|wrote|state|states|stated)\b.*\babout\b",
+                         re.I)
+
+
+def asks_what_is_said(question: str) -> bool:
+    """"What did the President say about foreign relations?": the question asks for what a source
+    says on a topic, not for one fact, so no single sentence "states the answer" as the answer
+    head was trained to find (SQuAD-style spans); the passage on the topic is the answer."""
+    return bool(_SAID_ABOUT.search(question or ""))
+
+
+def said_about(cands: list[dict], order: list[int], pscores: list[float | None] | None, threshold: float,
+               best: float) -> tuple[list[dict], float]:
+    """For a question asking what is said about a topic: the most relevant passage, when the
+    reader's passage head reads it as relevant (at or above the same threshold), answers with its
+    best sentence; the confidence is the passage head's. Otherwise nothing, as before."""
+    if pscores is None or not order or pscores[order[0]] is None or pscores[order[0]] < threshold:
+        return [], best
+    top = order[0]
+    in_passage = [c for c in cands if c["record"] == top]   # cands are sorted best first
+    return (in_passage[:1], round(float(pscores[top]), 4)) if in_passage else ([], best)
+
+
+def further_answering(answering: list[dict], threshold: float) -> list[dict]:
+    """The lead (the best by the fitted combination), then only the sentences the reader itself
+    reads as answering. Why: the combination's second step is calibrated per question (does the
+    index answer it?), so once the question is answered every sentence that shares its words
+    scores high too — "This handbook tells the commissioning team …" reaches 0.94 beside the
+    sentence naming the team's leader, though the reader gives it 0.19. What is added beside
+    the lead must state the answer by the model's own reading."""
+    return answering[:1] + [c for c in answering[1:] if c.get("reader_prob", 0.0) >= threshold]
+
+
+def meaning_scores(question: str, cands: list[dict], cfg: Config, weights: dict, info: dict | None) -> list[float]:
+    """MiniLM's meaning score of each candidate (selection.minilm_meaning), only when the fitted
+    weights use it; 0 for all when they do not, or MiniLM is missing (the trace says so)."""
+    if not cands or not float(weights.get("meaning", 0.0)):
+        return [0.0] * len(cands)
+    from provrag.engines.offline.answer.selection import minilm_meaning
+
+    s = cfg.search
+    by_sentence = {c["sentence"]: c for c in cands}
+    try:
+        return memoised(question, "meaning", [c["sentence"] for c in cands],
+                        lambda sents: minilm_meaning(question, [by_sentence[x] for x in sents], s.rerank_weight,
+                                                     s.rerank_maxsim_weight, s.rerank_paragraph_weight))
+    except Exception as e:  # model package missing or damaged: the reader's word stands
+        if info is not None:
+            info["meaning"] = f"none (minilm unavailable: {str(e).splitlines()[0][:160]})"
+        return [0.0] * len(cands)
+
+
+def focus_read(question: str, answering: list[dict], records: list[dict], idf: dict[str, float], n: int) -> list[dict]:
+    """What answers, best first: the lead sentence; for "how do I …" the steps that follow it in
+    its section; for a broad question one answering sentence per passage; otherwise further
+    answering sentences on the lead's subject (the question's most specific term it holds)."""
+    if not answering:
+        return []
+    lead = answering[0]
+    if is_procedural(question) and not lead.get("citation"):
+        return [lead] + steps_after(lead, records[lead["record"]])
+    out, seen = [lead], {lead["record"]}
+    broad = is_broad(question)
+    anchor = anchor_term(idf, lead["sentence"] + " " + (lead.get("antecedent") or ""))
+    for c in answering[1:]:
+        if len(out) >= n:
+            break
+        if broad and c["record"] in seen:
+            continue
+        if broad or same_subject(anchor, c["sentence"], c.get("antecedent")):
+            out.append(c)
+            seen.add(c["record"])
+    return out

