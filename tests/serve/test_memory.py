@@ -141,3 +141,24 @@ def test_the_trimmer_trims_until_stopped():
         trimmer.stop()
     assert trimmer.trims >= 3
     assert not trimmer.thread.is_alive()
+
+
+def test_a_page_image_opens_no_second_database(small_served_index, small_corpus, monkeypatch):
+    """The soak draws ~1 page image a second: each used to open the whole index again (a DuckDB
+    database, every table described) only to read manifest.json. It now borrows nothing but the
+    manifest; the drawing is the same as the report's."""
+    from provrag.audit.pages import render_page
+    from provrag.config import load_config
+    from provrag.serve.service import IndexService
+    from provrag.store import reader as reader_module
+
+    service = IndexService(small_served_index, load_config())
+    opened = []
+    real_open = reader_module.open_index
+    monkeypatch.setattr(reader_module, "open_index", lambda *a, **k: opened.append(a) or real_open(*a, **k))
+    try:
+        drawn = service.page_image("R-FAQ", 1)
+    finally:
+        service.close()
+    assert opened == []
+    assert drawn["png"] == render_page(small_corpus / "R-FAQ.pdf", 1, None)["png"]
