@@ -12,9 +12,11 @@ libraries *hold* stayed flat (glibc's mallinfo2 "in use" ~125 MB all along), whi
   them (the main heap grew 95 → 220 MB under two arenas and trims). A fixed 512 KiB threshold
   sends every block that large to its own mapping, returned at free: the main heap stayed at
   ~65 MB and the arenas' total did not move (encoding ~5 % slower, within the machine's noise);
-- pyarrow's default pool (mimalloc) reserves a 1 GiB region whose resident part grew ~15 MB a
-  minute with trace reads and writes while it reported 0 bytes allocated: a server sends pyarrow to
-  the system allocator (trimmed as above).
+- pyarrow's default pool (mimalloc) reserves a 1 GiB region whose resident part grew 37 → 76 MB
+  in two minutes of trace reads and writes while it reported 0 bytes allocated: a server sends
+  pyarrow to the system allocator (trimmed as above). pyarrow's C++ side picks its pool once, from
+  ARROW_DEFAULT_MEMORY_POOL, when pyarrow is first imported (provrag.serve.app imports it), so
+  the commands call prefer_system_pool() before importing the server;
 DuckDB's own buffer memory (duckdb_memory()) stayed at 0-40 MB and needs nothing.
 
 By hand (ctypes) rather than a library: mallopt and malloc_trim are two libc calls; no maintained
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import os
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
@@ -50,6 +53,12 @@ def glibc():
     libc.malloc_trim.argtypes = [ctypes.c_size_t]
     libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     return libc
+
+
+def prefer_system_pool() -> None:
+    """pyarrow's C++ allocations on the system allocator: effective only before pyarrow is imported
+    (`provrag serve` and `provrag mcp` call it first); a value the user set is kept."""
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 
 def settle_allocators(arenas: int = ARENAS) -> dict:

@@ -130,6 +130,32 @@ def test_provrag_serve_runs_with_settled_allocators_and_a_trimmer(small_served_i
     assert not any(t.name == "provrag-trim" for t in threading.enumerate())    # stopped with the server
 
 
+# `provrag serve` as typed, uvicorn.run replaced by a read of the index's text units: which pool
+# pyarrow's C++ side used (mimalloc's peak stays 0 when it is the system allocator)
+SERVE_SCRIPT = r"""
+import json, sys
+import uvicorn
+index = sys.argv[1]
+def fake_run(app, **kw):
+    import pyarrow as pa, pyarrow.parquet as pq
+    pq.read_table(index + "/text_units.parquet")
+    print(json.dumps({"mimalloc_peak": pa.mimalloc_memory_pool().max_memory()}))
+uvicorn.run = fake_run
+from provrag.cli import main
+sys.argv = ["provrag", "serve", "--index", index]
+try:
+    main()
+except SystemExit:
+    pass
+"""
+
+
+def test_provrag_serve_puts_pyarrow_on_the_system_allocator_before_importing_it(small_served_index,
+                                                                                 monkeypatch):
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    assert run(SERVE_SCRIPT, str(small_served_index))["mimalloc_peak"] == 0
+
+
 def test_the_trimmer_trims_until_stopped():
     trimmer = memory.Trimmer(every_s=0.01).start()
     try:
