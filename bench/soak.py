@@ -207,6 +207,8 @@ def markdown(res: dict, index: Path, units: int | None) -> str:
              f"`provrag serve` on {index.name} ({units or '?'} text units), {res['clients']} concurrent clients for "
              f"{res['seconds']:.0f} s (warm-up {res['warmup_s']:.0f} s), measured while the 2-core machine was shared "
              "with other developers' work (latencies are what a crowd sees on a busy machine, not speed figures).", "",
+             *([f"Machine: {res['machine']['cpus']} cores, load average (1/5/15 min) at the end "
+                f"{', '.join(f'{x:.1f}' for x in res['machine']['load_avg'])}.", ""] if res.get("machine") else []),
              f"requests {res['requests']}, ok {res['ok']}, designed 429 {res['busy_429']}, errors {res['errors']}", "",
              "| route | requests | ok | 429 | p50 s | p95 s |", "|---|---:|---:|---:|---:|---:|"]
     for route, r in res["routes"].items():

@@ -22,17 +22,20 @@ MAX_PAGES_TRIED = 3     # pages of a multi-page unit searched for the quote befo
 class Docs:
     """Where each indexed file is now, whether it is still the indexed one, and its text."""
 
-    def __init__(self, index_dir, docs_root):
+    def __init__(self, index_dir, docs_root, open_reader: bool = True):
+        """`open_reader=False`: file states only (state()), no paragraph(): no DuckDB database opened
+        (the server draws a page image per request: one index opened per image was churn)."""
         self.reader = None
         self.manifest: dict = {}
         self.notes: list[str] = []
-        if index_dir is not None:
+        if index_dir is not None and open_reader:
             from provrag.store.reader import IndexNotFound, open_index
 
             try:
                 self.reader = open_index(index_dir)
             except IndexNotFound as e:
                 self.notes.append(str(e))
+        if index_dir is not None:
             try:
                 self.manifest = json.loads((Path(index_dir) / "manifest.json").read_text(encoding="utf-8"))
             except (OSError, ValueError):

@@ -31,6 +31,9 @@ def serve(
       curl -s localhost:8507/v1/ask -H 'content-type: application/json' -d '{"question": "Who leads the team?"}'
       PROVRAG_TOKEN=s3cret provrag serve --index output --host 0.0.0.0 --token-env PROVRAG_TOKEN
     """
+    from provrag.serve.memory import prefer_system_pool
+
+    prefer_system_pool()       # before provrag.serve.app imports pyarrow (serve/memory.py says why)
     from provrag.serve.app import serve as run_server
 
     # the app checks --token-env and warns about a non-loopback --host (provrag/serve/app.py)
@@ -51,6 +54,9 @@ def mcp(
     Example (an MCP client's config):
       {"mcpServers": {"provrag": {"command": "provrag", "args": ["mcp", "--index", "/path/to/output"]}}}
     """
+    from provrag.serve.memory import prefer_system_pool
+
+    prefer_system_pool()       # before pyarrow is imported (serve/memory.py)
     from provrag.serve.mcp_tools import run_stdio
 
     run_stdio(index_dir, load_cfg(config))

@@ -329,6 +329,9 @@ def serve(index_path, cfg, host: str = "127.0.0.1", port: int = 8507, token_env:
     if host not in LOOPBACK:
         print(f"warning: serving on {host}: anyone who can reach this machine can query the index"
               + ("" if token else " (no --token-env: no authentication)"), file=sys.stderr, flush=True)
-    service = IndexService(index_path, cfg)
-    app = create_app(service, token=token, host=host)
-    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False, server_header=False)
+    from provrag.serve.memory import long_running
+
+    with long_running():      # RSS flat under a crowd (the soak): glibc arenas bounded and trimmed
+        service = IndexService(index_path, cfg)
+        app = create_app(service, token=token, host=host)
+        uvicorn.run(app, host=host, port=port, log_level="info", access_log=False, server_header=False)

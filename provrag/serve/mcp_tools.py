@@ -254,6 +254,9 @@ def run_stdio(index_path, cfg) -> None:
     import contextlib
     import sys
 
-    with contextlib.redirect_stdout(sys.stderr):   # nothing but protocol messages on stdout
-        service = IndexService(index_path, cfg)
-    build_server(service).run("stdio")
+    from provrag.serve.memory import long_running
+
+    with long_running():      # a long-lived process too: the same allocator settings as `provrag serve`
+        with contextlib.redirect_stdout(sys.stderr):   # nothing but protocol messages on stdout
+            service = IndexService(index_path, cfg)
+        build_server(service).run("stdio")

@@ -302,7 +302,7 @@ class IndexService:
         path = self.document_path(document)
         if not is_pdf({"path": path, "page_start": page}):
             raise DocumentNotFound(f"document {document} ({path}) is not a PDF: it has no page images")
-        docs = Docs(self.index_path, None)
+        docs = Docs(self.index_path, None, open_reader=False)    # the manifest is all state() reads
         try:
             state, message, file = docs.state(path)
         finally:
