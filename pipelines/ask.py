@@ -93,6 +93,13 @@ def checked(reader, found, cfg: Config, engine, question: str, trace):
     from provrag.query.context import ABSTENTION, CLOSEST
     from provrag.verify.answer_check import check_answer
 
+    if found.engine_details.get("composed_from_outline"):
+        # a themes answer listing the parts of documents by their own headings: true of the index by
+        # construction, and not the kind of sentence a claim judge reads (it would find no sentence
+        # of the page "saying" a list of headings and remove every line)
+        with trace.stage("check", "Answer check") as d:
+            d["skipped"] = "the answer lists documents' parts by their own headings (themes), not claims"
+        return found
     with trace.stage("check", "Answer check") as d:
         result = check_answer(reader, found.answer, cfg, engine, question)
         d.update(result.to_json())

