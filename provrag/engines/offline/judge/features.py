@@ -234,7 +234,7 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
     # (slots.py): found over every sentence of the text, since the claim's own word may stand in
     # another sentence of the best span or elsewhere in the text
     swap = find_swap(c, evidence, [(x + body_start, y + body_start) for x, y in sentences(body)] if body.strip()
-                     else [(0, len(evidence))], lambda p, n: coverage(p | head_pool, n + head_nums), _pool,
+                     else [(0, len(evidence))], lambda p, n: coverage(p, n + head_nums), lambda t: _pool(t) | head_pool,
                      _covered, cov, lambda stems: _lcs(c.stems, stems) / max(1, len(c.stems)), order)
     return {
         "slot_swap": float(swap is not None),

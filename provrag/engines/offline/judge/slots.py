@@ -22,6 +22,10 @@ from provrag.engines.offline.judge.quantities import qty_ok
 # at most this many tokens between the two anchors in the sentence: "version 0.14f or later"
 # holds one; a parenthesis or an article may add one more
 MAX_GAP = 2
+# the swap's sentence says the rest of the claim: with the claim's run put back it lacks at most
+# this many of the claim's words (its topic, the package or product, is often named only in a
+# title: "In booktabs, \cmidrule is …" against "… a \cmidrule (the analogue of …)")
+MAX_MISSING = 1
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,9 @@ def swaps(claim: list[Token], sent: list[Token], sent_text: Text, pool: frozense
         else:
             spots = [sent[max(0, r - len(run)):r] for r in rights]
         for between in spots:
-            if any(_other(c, t, covered) for c in run for t in between):
+            # the place holds only tokens of the run's family ("Varrow Road" for "Kestrel Point"),
+            # not a year and a title after a name ("Gentleman (1996), "R: A Language"")
+            if between and all(_other(c, t, covered) for c in run[:1] for t in between):
                 out.append((run, list(between)))
                 break
     return out
@@ -123,8 +129,12 @@ def find_swap(claim: Text, evidence: str, sents: list[tuple[int, int]], coverage
         found = swaps(ctoks, stoks, st, pool, covered)
         if not found:
             continue
-        put_back = coverage(pool | {c.stem for run, _ in found for c in run if c.kind == "name"},
-                            st.numbers + [c.qty for run, _ in found for c in run if c.kind == "num"])
+        back_pool = pool | {c.stem for run, _ in found for c in run if c.kind == "name"}
+        back_nums = st.numbers + [c.qty for run, _ in found for c in run if c.kind == "num"]
+        lacking = [c for c in ctoks if not (qty_ok(c.qty, back_nums) if c.kind == "num" else covered(c.stem, back_pool))]
+        if len(lacking) > MAX_MISSING:
+            continue
+        put_back = coverage(back_pool, back_nums)
         # the sentence's words with the claim's put in place of the swapped ones, for word order
         instead = {id(between[0]): run for run, between in found if between}
         gone = {id(t) for _, between in found for t in between}
