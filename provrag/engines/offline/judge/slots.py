@@ -8,9 +8,10 @@ the evidence (\\hline a sentence earlier, "version 1.20" in the next sentence ab
 feature): the word is found, the claim is "covered". The swap is found by alignment instead: the
 claim's neighbours of its name or number (its anchors) stand together in the sentence around a
 different token of the same family (a name for a name, a number for a number). A swap counts only
-in a sentence that says at least as much of the rest of the claim as any sentence stating the
-claim's own token: a sentence about another thing that happens to share two words does not deny
-the claim.
+in a sentence that says the rest of the claim (all but MAX_MISSING of its words, with the swapped
+ones put back), at least as much of it as the span the claim was matched to or closer to its word
+order, and more of it than any sentence of the text says as it stands: a sentence about another
+thing that happens to share two words does not deny the claim.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ MAX_MISSING = 1
 
 @dataclass(frozen=True)
 class Token:
+    """One content word, name or number of a text, where it stands."""
+
     pos: int
     kind: str          # "word" | "name" | "num"
     stem: str          # the stem ("" for a number)
