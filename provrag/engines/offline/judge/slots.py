@@ -124,10 +124,10 @@ def find_swap(claim: Text, evidence: str, sents: list[tuple[int, int]], coverage
     rows = []
     for a, b in sents:
         st = analyse(evidence[a:b])
-        pool = pool_of(st)
-        rows.append((a, b, st, pool, coverage(pool, st.numbers)))
+        rows.append((a, b, st, pool_of(st)))
+    said: list[float] = []   # each sentence's coverage as it stands, computed once a swap needs it
     best = None
-    for a, b, st, pool, _ in rows:
+    for a, b, st, pool in rows:
         stoks = tokens(st, normalise(st.raw))
         found = swaps(ctoks, stoks, st, pool, covered)
         if not found:
@@ -144,7 +144,10 @@ def find_swap(claim: Text, evidence: str, sents: list[tuple[int, int]], coverage
         stems = [x.stem for t in stoks for x in (instead.get(id(t)) or ([] if id(t) in gone else [t]))
                  if x.kind != "num"]
         closer = put_back >= floor - 1e-9 or order_of(stems) > floor_order + 1e-9
-        if not closer or any(cov >= put_back - 1e-9 for *_, cov in rows):
+        if not closer:
+            continue
+        said = said or [coverage(p, t.numbers) for _, _, t, p in rows]
+        if any(cov >= put_back - 1e-9 for cov in said):
             continue
         if best is None or put_back > best[2]:
             best = ([(" ".join(c.surface for c in run), " ".join(t.surface for t in between))
