@@ -244,3 +244,46 @@ def test_a_sentence_of_the_page_answering_a_question_states_its_own_numbers(squa
     (v,) = judge(claim.text, [text], CFG, focus=claim.focus)
     assert v["label"] == "supported", v["reason"]
     assert features(claim.text, text, CFG.max_window, claim.focus)["missing_numbers"] == []
+
+
+@pytest.fixture(scope="module")
+def design_decisions(repo_root):
+    """The Halcyon design-decisions record (the repository's data/), cut at its decision headings."""
+    text = (repo_root / "data" / "halcyon-design-decisions.md").read_text()
+    return {h.split(":")[0]: "## " + h for h in text.split("\n## ")[1:]}
+
+
+def test_a_name_swapped_for_one_stated_elsewhere_in_the_text_is_contradicted(design_decisions):
+    """DD-01: "Six ultrafiltration trains replace the sand filters of the old Varrow Road works.
+    Membranes … need about a third of the footprint of sand filters at Kestrel Point". The claim
+    with Kestrel Point in Varrow Road's place has every word in the text (a two-sentence span
+    covers it all), but the sentence that says the rest of it names another place there."""
+    dd01 = design_decisions["DD-01"]
+    (v,) = judge("Six ultrafiltration trains replace the sand filters of the old Kestrel Point works.", [dd01], CFG)
+    assert v["label"] == "contradicted", v
+    assert "Varrow Road" in v["reason"] and "covers" not in v["reason"]
+    assert dd01[v["span"][0]:v["span"][1]].startswith("Six ultrafiltration trains") \
+        and "Kestrel" not in dd01[v["span"][0]:v["span"][1]]
+    assert _labels("Six ultrafiltration trains replace the sand filters of the old Varrow Road works.", [dd01]) \
+        == ["supported"]
+    # a sentence that shares a few words with the claim is no swap: the claim is said elsewhere
+    assert _labels("Membranes need about a third of the footprint of sand filters at Kestrel Point.", [dd01]) \
+        == ["supported"]
+
+
+def test_versions_with_a_letter_and_bounds_written_after_the_number():
+    """microtype.pdf p. 1: "character protrusion requires pdfTeX (version 0.14f or later)". The
+    letter is part of the version (it was read as the number 0), "or later" is the quantity's
+    bound (not a content word a span could lack), and a bound is met only by a number about the
+    same thing (not by the "23" of the title page's date "2022/06/23")."""
+    (q,) = [x for x in quantities("requires pdfTeX (version 0.14f or later)") if x.kind == "ver"]
+    assert q.bound == ">=" and qty_ok(q, quantities("pdfTeX version 0.14f")) \
+        and not qty_ok(q, quantities("pdfTeX version 0.14e"))
+    claim = "Character protrusion requires pdfTeX version 1.20 or later."
+    (c,) = quantities(claim)
+    assert claim[c.start:c.end] == "1.20 or later"
+    title = "R Schlicht v3.0f 2022/06/23 The microtype package provides a LaTeX interface to pdfTeX."
+    feat = features(claim, title)
+    assert feat["missing_numbers"] == ["1.20 or later"] and "later" not in feat["missing_words"]
+    # the same bound about the same thing still states it
+    assert features(claim, "Note that protrusion requires pdfTeX (version 1.20 or later).")["missing_numbers"] == []

@@ -27,7 +27,12 @@ matter, computed between the claim and the best-matching span of ONE evidence te
 5. roles — the claim's named subject must be the doer of its deed in the span: "the S language
    which was developed at Bell Laboratories" does not support "R was created at Bell Laboratories"
    (roles.py).
-6. similarity — character n-gram cosine between claim and span (robust to inflection and
+6. swaps — the sentence that says the rest of the claim (all of it but at most one word, once
+   the swapped words are put back) with another name, command or number where the claim has
+   its own, between the same neighbouring words ("LaTeX's \\cline command" for "LaTeX's \\hline
+   command", "version 0.14f or later" for "version 1.20 or later"), even where the claim's own
+   word stands elsewhere in the text (slots.py).
+7. similarity — character n-gram cosine between claim and span (robust to inflection and
    transliteration), and the longest common subsequence of content words (word order: who did
    what to whom).
 
@@ -36,8 +41,10 @@ weights and thresholds are fitted on ../shared/eval/dev only (bench/fit_judge.py
 config.toml [verify], so a user can read and change them. Decision for one span:
 - vetoes first (decide.VETOES): a negation that scopes over the claim's words on one side only,
   an antonym, a claim number the text never states where the span states another, or the deed
-  given to another subject → never *supported*;
+  given to another subject, a swapped name or number (6) → never *supported*;
 - *supported* when the support score is at or above `support_threshold`;
+- *contradicted* when a swap (6) is found in a sentence that says at least
+  `contradict_min_coverage` of the claim with its own words put back;
 - else *contradicted* when the span covers at least `contradict_min_coverage` of the claim and
   a veto fired — a claim's negation only where the span states the negated words (a span silent
   on them is off topic, not of the other polarity) — or a claim name is missing where the span
@@ -51,6 +58,7 @@ Modules, in the order the data flows:
   quantities  numbers, dates and their bounds, and whether a claim's quantity is stated
   analysis    a text as the judge reads it (Text, analyse) and its candidate spans
   roles       who did it: the claim's subject against the doer of its deed in the span
+  slots       a swapped word: another name or number in the claim's place in its sentence
   features    the features of a claim against the best span of one evidence text
   decide      the fitted linear scores, the vetoes, the verdict and its reason (`judge`)
 """

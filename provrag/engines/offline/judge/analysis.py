@@ -42,6 +42,7 @@ class Text:
     negations: int = 0
     neg_at: list[int] = field(default_factory=list)         # index into `stems` of the word after each cue
     all_stems: set[str] = field(default_factory=set)        # every stem, stop words included
+    pos: list[int] = field(default_factory=list)            # where each of `stems` starts in the text
 
 
 @lru_cache(maxsize=20_000)
@@ -88,8 +89,12 @@ def analyse(text: str) -> Text:
         pos.append(m.start())
         if tok[0].isupper() and (i > 0 or tok.isupper() or len(matches) < 3 or low not in COMMON_START):
             t.names.add(s)
+        elif text[m.start() - 1:m.start()] == "\\" or any(ch.isupper() for ch in tok[1:]):
+            t.names.add(s)  # a command ("\\cline") or a mixed-case name ("pdfTeX") names one thing
     import bisect
     from dataclasses import replace
+
+    t.pos = pos
 
     for n, q in enumerate(t.numbers):
         a, b = bisect.bisect_left(pos, q.start), bisect.bisect_left(pos, q.end)

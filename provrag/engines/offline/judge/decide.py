@@ -17,7 +17,7 @@ def _linear(feat: dict, weights: dict[str, float], bias: float, names=FEATURES) 
 
 
 # what keeps a span from supporting a claim whatever the overlap (bench/fit_judge.py applies them too)
-VETOES = ("negation_mismatch", "antonym", "number_conflict", "subject_conflict")
+VETOES = ("negation_mismatch", "antonym", "number_conflict", "subject_conflict", "slot_swap")
 
 CONTRA_FEATURES = ("coverage", "name_coverage", "number_conflict", "name_conflict",
                    "negation_mismatch", "antonym", "similarity", "order")
@@ -25,7 +25,7 @@ CONTRA_FEATURES = ("coverage", "name_coverage", "number_conflict", "name_conflic
 
 def _reason(feat: dict, label: str) -> str:
     # a share "covered" beside the words it lacks reads as a contradiction of itself: say one
-    bits = [] if feat["missing_words"] else [f"covers {feat['coverage']:.0%} of the claim"]
+    bits = [] if feat["missing_words"] or feat["swaps"] else [f"covers {feat['coverage']:.0%} of the claim"]
     if feat["focus_coverage"] != feat["coverage"]:
         bits.append(f"answer words {feat['focus_coverage']:.0%}")
     if feat["missing_numbers"]:
@@ -40,6 +40,8 @@ def _reason(feat: dict, label: str) -> str:
         bits.append("other names in span")
     if feat["subject_conflict"]:
         bits.append("said of another subject")
+    if feat["swaps"]:
+        bits.append("says " + ", ".join(f"{s} where the claim has {c}" for c, s in feat["swaps"][:2]))
     return f"{label}: " + "; ".join(bits)
 
 
@@ -64,6 +66,9 @@ def decide(feat: dict, vcfg: VerifySettings) -> tuple[str, float, float]:
     conflict = feat["negation_conflict"] or feat["antonym"] or number_conflict or feat["subject_conflict"]
     # a name replaced by another is a contradiction only where the span says the rest of the claim
     swapped_name = feat["name_conflict"] and not feat.get("missing_other", 0) and c >= vcfg.contradict_threshold
+    # the sentence that says the rest of the claim has another name or number in its place (slots.py)
+    if feat["slot_swap"] and feat["swap_coverage"] >= vcfg.contradict_min_coverage:
+        return "contradicted", s, max(c, vcfg.contradict_threshold)
     if feat["coverage"] >= vcfg.contradict_min_coverage and (conflict or swapped_name):
         return "contradicted", s, max(c, vcfg.contradict_threshold) if conflict else c
     return "unsupported", s, c
@@ -83,6 +88,8 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, *, focus: str |
             continue
         feat = features(claim, ev, vcfg.max_window, focus)
         label, s, c = decide(feat, vcfg)
+        # a swap is shown where it is: the sentence with the other name or number
+        span = feat["swap_span"] if label == "contradicted" and feat["slot_swap"] else feat["span"]
         out.append({"label": label, "score": round(s, 4), "reason": _reason(feat, label),
-                    "span": list(feat["span"]), "contradiction": round(c, 4)})
+                    "span": list(span), "contradiction": round(c, 4)})
     return out

@@ -19,6 +19,7 @@ from provrag.engines.offline.judge.analysis import (
 from provrag.engines.offline.judge.lexicon import ANTONYMS, NUMBER_WORDS, stem
 from provrag.engines.offline.judge.quantities import comparable, qty_ok
 from provrag.engines.offline.judge.roles import subject_conflict
+from provrag.engines.offline.judge.slots import find_swap
 
 
 def _covered(s: str, pool: frozenset[str]) -> bool:
@@ -229,7 +230,17 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
     # a negated claim is matched by a negation of what it negates ("should not be kept brief" by
     # no "Do not include the package name"); an affirmative one is flipped by a negation of any of its words
     scope = {s for i in c.neg_at for s in c.stems[i:i + 3]} or set(c.stems)
+    # the sentence that says the rest of the claim with another name or number in its place
+    # (slots.py): found over every sentence of the text, since the claim's own word may stand in
+    # another sentence of the best span or elsewhere in the text
+    swap = find_swap(c, evidence, [(x + body_start, y + body_start) for x, y in sentences(body)] if body.strip()
+                     else [(0, len(evidence))], lambda p, n: coverage(p, n + head_nums), lambda t: _pool(t) | head_pool,
+                     _covered, cov, lambda stems: _lcs(c.stems, stems) / max(1, len(c.stems)), order)
     return {
+        "slot_swap": float(swap is not None),
+        "swaps": swap[0] if swap else [],
+        "swap_span": swap[1] if swap else None,
+        "swap_coverage": swap[2] if swap else 0.0,
         "span": (a, b),
         "missing_words": [c.words[i] for i in miss_idx],
         # missing words that are not names: a swapped name leaves none (the span says the rest)

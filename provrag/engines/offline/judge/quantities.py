@@ -45,6 +45,10 @@ _DATE_RES = [  # (regex, kind, group order) — dates before plain numbers so th
 ]
 _NUM = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:st|nd|rd|th|s)?(?![\w])")
 _VERSION = re.compile(r"(?<![\w.])\d+\.\d+(?:\.\d+)+(?![\w.]\d)")
+# a release with a letter ("pdfTeX 0.14f", "2.4b") is one version; read as a number it was "0"
+# (the letter glued to it hid the decimals). Letters that are units after a number ("2.5m",
+# "1.5k", "3.2x") are left to the number reader.
+_LETTERED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+)([a-fh-jn-rt-wyz])(?![\w.])")
 _NUMWORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b")
 
 
@@ -89,6 +93,9 @@ def quantities(text: str) -> list[Qty]:
             bd = _BOUND_AFTER_OF[after.group(1)]
         u = re.match(r"\s*(%|percent\b|°|[a-z][a-z'-]*)", low[after.end() if after else b:b + 30])
         unit = "%" if u and u.group(1) in ("%", "percent") else (stem(u.group(1)) if u else "")
+        # "1.20 or later": the bound written after the number is part of the quantity (compared
+        # as a value), not a content word a span could lack
+        b = after.end() if after else b
         out.append(Qty(kind, float(value), bd, a2, b, unit=unit if unit not in STOP else ""))
         for i in range(a, b):
             taken[i] = True
@@ -103,7 +110,12 @@ def quantities(text: str) -> list[Qty]:
                 continue
             value = {"ymd": y * 10000 + mo * 100 + d, "ym": y * 100 + mo, "md": mo * 100 + d}[kind]
             add(kind, value, m.start(), m.end())
+    for m in _LETTERED.finditer(low):  # "0.14f": the letter is the version's last part
+        parts = [int(x) for x in m.group(1).split(".")][:4] + [ord(m.group(2)) - 96]
+        add("ver", sum(p * 10000 ** (4 - i) for i, p in enumerate(parts)), m.start(), m.end())
     for m in _VERSION.finditer(low):  # "R 1.7.1": a version is one value, compared whole
+        if taken[m.start()]:
+            continue
         parts = [int(x) for x in m.group(0).split(".")][:5]
         add("ver", sum(p * 10000 ** (4 - i) for i, p in enumerate(parts)), m.start(), m.end())
     for m in _NUM.finditer(low):
@@ -166,12 +178,14 @@ def _project(q: Qty, kind: str) -> float | None:
 def _anchored(c: Qty, span: list[Qty]) -> list[Qty]:
     """The span quantities that count the same thing as the claim's: those whose surrounding
     words overlap the claim quantity's most ("under 65 trophies" is compared with "65 competitive
-    trophies", not with "Leeds United's 9"). Without any overlap, all comparable ones."""
+    trophies", not with "Leeds United's 9"). Without any overlap, none: a bound met by a number
+    about something else is not stated ("pdfTeX version 1.20 or later" is not met by the "23" of a
+    title page's date). A claim number with no words around it is compared with all of them."""
     cands = [q for q in span if _project(q, c.kind) is not None]
     if not c.ctx or not cands:
         return cands
     best = max(len(c.ctx & q.ctx) for q in cands)
-    return [q for q in cands if len(c.ctx & q.ctx) == best] if best else cands
+    return [q for q in cands if len(c.ctx & q.ctx) == best] if best else []
 
 
 def qty_ok(c: Qty, span: list[Qty]) -> bool:
