@@ -93,12 +93,15 @@ def checked(reader, found, cfg: Config, engine, question: str, trace):
     from provrag.query.context import ABSTENTION, CLOSEST
     from provrag.verify.answer_check import check_answer
 
-    if found.engine_details.get("composed_from_outline"):
-        # a themes answer listing the parts of documents by their own headings: true of the index by
-        # construction, and not the kind of sentence a claim judge reads (it would find no sentence
-        # of the page "saying" a list of headings and remove every line)
+    skip = ("the answer lists documents' parts by their own headings (themes), not claims"
+            if found.engine_details.get("composed_from_outline") else found.engine_details.get("quoted_from_reports"))
+    if skip:
+        # a themes answer lists the parts of documents by their own headings: true of the index by
+        # construction, not a sentence a claim judge can find said on a page. A report answer of the
+        # offline engine quotes the cited reports: its citations hold it word for word; whether the
+        # text units hold what a report says is `provrag verify`'s question, not ask's
         with trace.stage("check", "Answer check") as d:
-            d["skipped"] = "the answer lists documents' parts by their own headings (themes), not claims"
+            d["skipped"] = skip
         return found
     with trace.stage("check", "Answer check") as d:
         result = check_answer(reader, found.answer, cfg, engine, question)

@@ -286,7 +286,12 @@ def global_search(reader, question: str, cfg: Config, engine, trace) -> SearchRe
         return SearchResult(ABSTENTION, "global", context=reports, engine_details={"points": points, **details},
                             abstained=True, abstained_by="coverage", confidence=confidence,
                             closest=cited_units(reader, points[:CLOSEST]))
-    return SearchResult(answer, "global", context=reports, engine_details={"points": points, **details},
+    # the offline engine answers a report search with sentences of the cited reports, verbatim: what
+    # they say is what the citation says (a GraphRAG report is its model's summary; `provrag verify`
+    # traces each sentence down to text units and judges it there)
+    quoted = "the sentences are the cited community reports' own, quoted" if engine.name == "offline" else None
+    return SearchResult(answer, "global", context=reports, engine_details={"points": points, **details,
+                                                                           "quoted_from_reports": quoted},
                         confidence=confidence)
 
 

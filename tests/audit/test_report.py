@@ -216,7 +216,13 @@ def test_max_pages_bounds_the_images(small):
 
 def test_injected_markup_renders_as_text(injected):
     docs, idx, asked, traces, verified = injected
-    html = build_report(verified, question="<b>bold?</b>", answer=asked["answer"], trace=traces, index_dir=idx)
+    # the answer as shown, plus the index's own text of evil.md (ask may answer one part of the
+    # two-part question): both injections reach the report through real text
+    (evil,) = _sql(f"SELECT string_agg(t.text, ' ') FROM read_parquet('{idx}/text_units.parquet') t JOIN "
+                    f"read_parquet('{idx}/documents.parquet') d ON d.id = t.document_id WHERE d.path = 'evil.md'")
+    assert "<script>alert(1)</script>" in evil
+    html = build_report(verified, question="<b>bold?</b>", answer=f"{asked['answer']} {evil}", trace=traces,
+                        index_dir=idx)
     assert "<script>alert(1)" not in html and "<img src=x" not in html and "<b>bold?" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html          # shown, as text
     assert "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;" in html

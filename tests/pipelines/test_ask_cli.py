@@ -57,7 +57,7 @@ def test_ask_json_is_contract_shape_and_trace_reads_back(run, index, env, fast_c
     assert t.returncode == 0, t.stderr
     tr = json.loads(t.stdout)
     assert tr["answer"] == out["answer"] and tr["method"] == out["method"]
-    assert [s["name"] for s in tr["stages"]] == ["question", "exploration", "focus", "answerability", "synthesis",
+    assert [s["name"] for s in tr["stages"]] == ["question", "exploration", "focus", "synthesis", "check",
                                                   "citations"]
 
     tree = run(env, "trace", out["trace_id"][:8], "--index", index)

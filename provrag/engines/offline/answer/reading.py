@@ -168,6 +168,8 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
         c["score"] = c["prob"]
     cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
     answering = further_answering([c for c in cands if c["prob"] >= threshold], threshold)
+    if answering:
+        answering += other_parts(question, cands, answering, r, paragraphs, threshold)
     picked = focus_read(question, answering, context, idf or {}, n)
     best = cands[0]["prob"] if cands else 0.0
     if not picked and asks_what_is_said(question):
@@ -208,6 +210,37 @@ def said_about(cands: list[dict], order: list[int], pscores: list[float | None] 
     top = order[0]
     in_passage = [c for c in cands if c["record"] == top]   # cands are sorted best first
     return (in_passage[:1], round(float(pscores[top]), 4)) if in_passage else ([], best)
+
+
+# "What does X supply and when was it commissioned?": a second question after "and" + a wh-word
+_SECOND_PART = re.compile(r"(?:,\s*|\s)and\s+(?=(?:what|when|where|who|whom|which|why|how)\b)", re.I)
+
+
+def question_parts(question: str) -> list[str]:
+    """The parts of a compound question (at ", and when …", " and who …"), or [] for one question."""
+    parts = [p.strip(" ?") for p in _SECOND_PART.split(question or "") if p.strip(" ?")]
+    return parts if len(parts) > 1 else []
+
+
+def other_parts(question: str, cands: list[dict], answering: list[dict], r, paragraphs: dict,
+                threshold: float) -> list[dict]:
+    """For a compound question, the sentence that answers each of its other parts. The reader was
+    trained on one question per sentence (SQuAD-style), so "when was it commissioned" read as part
+    of "What does X supply and when …" scores low against the whole; each part is read on its own
+    (its subject comes from the sentence's paragraph, read with it), and its best sentence joins
+    the answer when the reader reads it as answering that part, at the same threshold."""
+    have = {c["sentence"] for c in answering}
+    added = []
+    for part in question_parts(question):
+        sents = [c["sentence"] for c in cands]
+        probs = memoised(part, "answer", sents,
+                         lambda xs, part=part: r.answer_probs(part, xs, contexts=[paragraphs[x] for x in xs]))
+        best = max(range(len(cands)), key=lambda i: probs[i], default=None)
+        if best is None or probs[best] < threshold or cands[best]["sentence"] in have:
+            continue
+        have.add(cands[best]["sentence"])
+        added.append(cands[best])
+    return added
 
 
 def further_answering(answering: list[dict], threshold: float) -> list[dict]:
