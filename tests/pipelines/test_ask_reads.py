@@ -181,3 +181,11 @@ def test_ask_json_lists_removed_sentences_and_raw_shows_the_unchecked_answer(sam
     trace = json.loads(subprocess.run([*provrag_cli, "trace", checked["trace_id"], "--index", str(sample_index),
                                        "--format", "json"], capture_output=True, text=True, timeout=120).stdout)
     assert "removed_sentences" in trace and any(s["name"] == "check" for s in trace["stages"])
+
+
+def test_how_do_i_steps_stop_at_the_faq_s_next_question(small_index):
+    """R-FAQ 5.1.x answers "how to install add-on packages" with a pointer; the steps that follow it
+    in the unit belong to the next entry ("8.5 How can I debug S4 methods?"), not to this answer."""
+    res = run_ask("How do I install add-on packages in R?", small_index, load_config(), save=False)
+    assert "Add-on packages" in res.answer
+    assert "debug S4" not in res.answer and "trace() function" not in res.answer

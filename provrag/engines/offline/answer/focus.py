@@ -41,13 +41,15 @@ def same_subject(anchor: str | None, sentence: str, antecedent: str | None = Non
 
 def steps_after(best: dict, record: dict) -> list[dict]:
     """The sentences that follow the best one in its record, up to a heading (its section's
-    steps), as picked sentences citing the same record."""
+    steps), as picked sentences citing the same record. A question ends them too: in a FAQ the
+    next question ("8.5 How can I debug S4 methods?") is the next entry's title, and steps are
+    never asked."""
     text = record.get("text") or ""
     out = []
     for a, b in split_sentences(text):
         if a <= best["start"]:
             continue
-        if is_heading(text[a:b]) or len(out) >= MAX_STEPS:
+        if is_heading(text[a:b]) or text[a:b].rstrip().endswith("?") or len(out) >= MAX_STEPS:
             break
         sentence = clean(text[a:b])
         if len(sentence.split()) >= 3:
