@@ -40,24 +40,33 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(provrag: str, index: Path, env: dict) -> tuple[subprocess.Popen, str]:
+def start_server(provrag: str, index: Path, env: dict, log: Path | None = None,
+                 wait: float = 120) -> tuple[subprocess.Popen, str]:
+    """`provrag serve` on a free port, once /v1/health answers: (process, base URL). `log`: its
+    output goes to that file (a long run's stderr in a pipe nobody reads would fill and stall it)."""
     import httpx
 
     port = free_port()
-    proc = subprocess.Popen([provrag, "serve", "--index", str(index), "--port", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    argv = [provrag, "serve", "--index", str(index), "--port", str(port)]
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
+    else:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
+    deadline = time.time() + wait
     while time.time() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"server exited: {proc.stderr.read()[-500:]}")
+            said = log.read_text(errors="replace") if log is not None else proc.stderr.read()
+            raise SystemExit(f"server exited: {said[-500:]}")
         try:
-            if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+            if httpx.get(f"{base}/v1/health", timeout=5).status_code == 200:
                 return proc, base
         except httpx.HTTPError:
             time.sleep(0.3)
     proc.kill()
-    raise SystemExit("server did not answer /v1/health within 120 s")
+    raise SystemExit(f"server did not answer /v1/health within {wait:.0f} s")
 
 
 def drive(base: str, path: str, bodies: list[dict], clients: int) -> dict:

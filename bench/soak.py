@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import threading
@@ -89,28 +88,10 @@ def request(client, base: str, route: str, rng: random.Random, stuff: dict):
 
 
 def start_server(index: Path, env: dict, log: Path):
-    """`provrag serve` with its stderr in a file (a pipe nobody reads would fill and stall it)."""
-    import httpx
+    """`provrag serve` with its output in `log`, given 300 s to open a large index."""
+    from serve_speed import start_server as start
 
-    from serve_speed import free_port
-
-    port = free_port()
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([str(Path(sys.executable).parent / "provrag"), "serve", "--index", str(index),
-                                 "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"server exited: {log.read_text(errors='replace')[-500:]}")
-        try:
-            if httpx.get(f"{base}/v1/health", timeout=5).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit("server did not answer /v1/health within 300 s")
+    return start(str(Path(sys.executable).parent / "provrag"), index, env, log=log, wait=300)
 
 
 def run_soak(index: Path, clients: int = 32, seconds: float = 300, warmup: float = 60, seed: int = 29,

@@ -93,13 +93,12 @@ def checked(reader, found, cfg: Config, engine, question: str, trace):
     from provrag.query.context import ABSTENTION, CLOSEST
     from provrag.verify.answer_check import check_answer
 
-    skip = ("the answer lists documents' parts by their own headings (themes), not claims"
-            if found.engine_details.get("composed_from_outline") else found.engine_details.get("quoted_from_reports"))
+    skip = found.engine_details.get("not_claims")
     if skip:
-        # a themes answer lists the parts of documents by their own headings: true of the index by
-        # construction, not a sentence a claim judge can find said on a page. A report answer of the
-        # offline engine quotes the cited reports: its citations hold it word for word; whether the
-        # text units hold what a report says is `provrag verify`'s question, not ask's
+        # why the search says its answer is not claims to judge (query/global_search.py): a themes
+        # answer lists documents' parts by their own headings; the offline engine's report answer
+        # quotes the cited reports word for word — whether the text units hold what a report says
+        # is `provrag verify`'s question, not ask's
         with trace.stage("check", "Answer check") as d:
             d["skipped"] = skip
         return found

@@ -226,9 +226,10 @@ def theme_search(reader, question: str, cfg: Config, engine, trace) -> SearchRes
         d["relevance"] = details["relevance"]
     confidence = answerability(question, details, cfg, trace)
     # lines composed here from the index's own outline (a document's part titles and the pages they
-    # start on) state what the index holds, not claims about the world: ask's answer check passes them
+    # start on) state what the index holds, not claims a judge can find said on a page
+    not_claims = "the answer lists documents' parts by their own headings (themes), not claims" if ours else None
     return SearchResult(answer, "global", context=themes, engine_details={"points": points, **details,
-                                                                          "composed_from_outline": ours},
+                                                                          "not_claims": not_claims},
                         confidence=confidence)
 
 
@@ -291,7 +292,7 @@ def global_search(reader, question: str, cfg: Config, engine, trace) -> SearchRe
     # traces each sentence down to text units and judges it there)
     quoted = "the sentences are the cited community reports' own, quoted" if engine.name == "offline" else None
     return SearchResult(answer, "global", context=reports, engine_details={"points": points, **details,
-                                                                           "quoted_from_reports": quoted},
+                                                                           "not_claims": quoted},
                         confidence=confidence)
 
 
