@@ -151,8 +151,9 @@ def citation_rows(trace: dict) -> list[dict]:
 def write_tables(trace: dict, folder: Path, name: str) -> list[Path]:
     """Write the trace's rows as folder/<table>/<name> for each table that has any; returns the
     files. Each file appears whole or not at all (temp file, then rename)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from provrag.store.rows import table_from_rows
 
     written = []
     for table, rows in (("retrievals", retrieval_rows(trace)), ("citations", citation_rows(trace))):
@@ -162,7 +163,7 @@ def write_tables(trace: dict, folder: Path, name: str) -> list[Path]:
         sub.mkdir(parents=True, exist_ok=True)
         path = sub / name
         tmp = sub / f".{name}.{os.getpid()}.tmp"
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema(table)), tmp, compression="zstd")
+        pq.write_table(table_from_rows(rows, schema(table)), tmp, compression="zstd")
         os.replace(tmp, path)
         written.append(path)
     return written

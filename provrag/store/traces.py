@@ -175,8 +175,9 @@ def save_trace(trace: dict, index_path) -> Path:
     folder cannot be written, and the trace's rows of the provenance tables in that folder's
     retrievals/ and citations/ (store/provenance.py). Never half-written: temp file, then rename.
     """
-    import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from provrag.store.rows import table_from_rows
 
     if not trace.get("trace_id"):
         trace["trace_id"] = new_id()
@@ -192,7 +193,7 @@ def save_trace(trace: dict, index_path) -> Path:
     path = folder / f"{stamp}-{row['trace_id']}.parquet"
     # its retrievals and citations first, so a trace that can be listed has its rows beside it
     write_tables(trace, folder, path.name)
-    table = pa.Table.from_pylist([row], schema=trace_schema())
+    table = table_from_rows([row], trace_schema())
     tmp = folder / f".{path.name}.{os.getpid()}.tmp"
     pq.write_table(table, tmp, compression="zstd")
     os.replace(tmp, path)

@@ -66,8 +66,10 @@ def sql_in(con, col: str, ids: list[str], tag: str) -> str:
         return f"{col} IN ({sql_strings(ids)})"
     import pyarrow as pa
 
+    from provrag.store.rows import string_array
+
     name = f"_ids_{tag}"
-    con.register(name, pa.table({"v": pa.array(list(ids), pa.string())}))
+    con.register(name, pa.table({"v": string_array(ids)}))
     return f"{col} IN (SELECT v FROM {name})"
 
 
