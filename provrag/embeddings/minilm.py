@@ -103,19 +103,54 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, x - poly, poly)
 
 
+class _Tensors:
+    """`w[name]`: one tensor of an open safetensors file, read when asked."""
+
+    def __init__(self, opened):
+        self.opened = opened
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.opened.get_tensor(name)
+
+
+_SAFETENSORS_DTYPES = {"F32": np.float32, "F16": np.float16}
+
+
+def _mapped_tensor(path: Path, name: str) -> np.ndarray:
+    """One float tensor of a safetensors file, memory-mapped read-only: pages are read (and count
+    in memory) only when rows are used. By hand because safetensors' numpy API returns copies; the
+    format is an 8-byte little-endian header length, a JSON header of dtype, shape and byte
+    offsets, then the data."""
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        meta = json.loads(f.read(n))[name]
+    start, _ = meta["data_offsets"]
+    return np.memmap(path, dtype=_SAFETENSORS_DTYPES[meta["dtype"]], mode="r", offset=8 + n + start,
+                     shape=tuple(meta["shape"]))
+
+
 class _Bert:
     """BERT encoder forward pass (inference only: no dropout) over safetensors weights."""
 
     def __init__(self, folder: Path):
-        from safetensors.numpy import load_file
+        from safetensors import safe_open
 
         conf = json.loads((folder / "config.json").read_text())
         self.heads = int(conf["num_attention_heads"])
         self.hidden = int(conf["hidden_size"])
         self.eps = float(conf.get("layer_norm_eps", 1e-12))
-        w = load_file(str(folder / "model.safetensors"))
+        path = folder / "model.safetensors"
         p = "embeddings."
-        self.word = w[p + "word_embeddings.weight"]
+        # The vocabulary table is half the weights (30,522 × 384 floats, 47 MB) and a pass reads
+        # only its texts' word pieces' rows: mapped, not read. Every other tensor is read one at
+        # a time (not the whole file at once), so loading peaks at the weights kept, not twice that.
+        self.word = _mapped_tensor(path, p + "word_embeddings.weight")
+        with safe_open(str(path), framework="numpy") as weights:
+            self._keep(weights, conf, p)
+
+    def _keep(self, weights, conf: dict, p: str) -> None:
+        """The tensors of the pass, as matmuls want them (read from an open safetensors file)."""
+        w = _Tensors(weights)
         self.pos = w[p + "position_embeddings.weight"]
         self.type0 = w[p + "token_type_embeddings.weight"][0]  # single-sentence input: type id 0
         self.ln0 = (w[p + "LayerNorm.weight"], w[p + "LayerNorm.bias"])

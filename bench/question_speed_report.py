@@ -1,0 +1,93 @@
+"""bench/question_speed.py's result → the Markdown of issue #30's table and the stage profiles."""
+from __future__ import annotations
+
+
+def _s(x) -> str:
+    return "—" if x is None else f"{x:.2f} s"
+
+
+def _ms(x) -> str:
+    return "—" if x is None else f"{1000 * x:.0f} ms"
+
+
+def _row(figure: str, base, new, shown, goal: str, met) -> str:
+    ratio = f"{new / base:.2f}×" if isinstance(base, (int, float)) and isinstance(new, (int, float)) and base else "—"
+    verdict = "—" if met is None else ("yes" if met else "**no**")
+    return f"| {figure} | {shown(base)} | {shown(new)} | {ratio} | {goal} | {verdict} |"
+
+
+def _table(result: dict, goals: dict, not_given: str) -> list[str]:
+    rows, floor = result["rows"], result["rows"]["floor_s"]
+    out = ["| figure | base | new | new ÷ base | goal | met |", "| --- | --- | --- | --- | --- | --- |",
+           f"| floor: `python -c \"import duckdb, pyarrow\"` | {floor:.2f} s | (same) | — | — | — |"]
+    cs = rows["cold_sample"]
+    out.append(_row("`provrag ask` cold, sample index, median", cs["base"]["median_s"], cs["new"]["median_s"],
+                    lambda x: f"{x:.2f} s = {x / floor:.1f}× floor", f"≤ {goals['cold_sample_x_floor']:.0f}× floor",
+                    cs["new"]["median_s"] <= goals["cold_sample_x_floor"] * floor))
+    out.append(_row("… its peak RSS", cs["base"]["rss_mb"], cs["new"]["rss_mb"], lambda x: f"{x:.0f} MB",
+                    f"≤ {goals['cold_sample_rss_mb']} MB", cs["new"]["rss_mb"] <= goals["cold_sample_rss_mb"]))
+    if "cold_bench" in rows:
+        cb = rows["cold_bench"]
+        out.append(_row("`provrag ask` cold, ~9,500 units, median", cb["base"]["median_s"], cb["new"]["median_s"], _s,
+                        f"≤ {goals['cold_bench_s']} s", cb["new"]["median_s"] <= goals["cold_bench_s"]))
+        out.append(_row("… its peak RSS", cb["base"]["rss_mb"], cb["new"]["rss_mb"], lambda x: f"{x:.0f} MB", "—", None))
+    if "cold_texlive" in rows:
+        ct = rows["cold_texlive"]
+        out.append(_row("`provrag ask` cold, TeX Live", ct["base"]["median_s"], ct["new"]["median_s"], _s,
+                        f"≤ {goals['cold_texlive_s']} s", ct["new"]["median_s"] <= goals["cold_texlive_s"]))
+    else:
+        out.append(f"| `provrag ask` cold, TeX Live (606 PDFs) | {not_given} | | | ≤ 2 s | — |")
+    for key, label in (("server_texlive", "TeX Live"), ("server_bench", "~9,500 units")):
+        if key not in rows:
+            if key == "server_texlive":
+                out.append(f"| `/v1/ask` on TeX Live, p50 1 client / p95 8 clients | {not_given} | | | ≤ 150 ms / ≤ 1 s | — |")
+            continue
+        sv, goal = rows[key], goals["texlive_ask_p50_s" if key == "server_texlive" else "ask_p50_s"]
+        b, n = sv["base"], sv["new"]
+        out.append(_row(f"`/v1/ask` {label}, 1 client p50", b["ask_1"]["p50_s"], n["ask_1"]["p50_s"], _ms,
+                        f"≤ {goal * 1000:.0f} ms", n["ask_1"]["p50_s"] <= goal))
+        out.append(_row(f"… 1 client p95", b["ask_1"]["p95_s"], n["ask_1"]["p95_s"], _ms, "≤ 300 ms",
+                        n["ask_1"]["p95_s"] <= 0.3))
+        out.append(_row(f"… 8 clients p95", b["ask_8"]["p95_s"], n["ask_8"]["p95_s"], _ms, "≤ 1 s (TeX Live)",
+                        None))
+        out.append(_row(f"`/v1/ask` {label}, requests/s 8 clients ÷ 1 client", b["clients8_over_1"],
+                        n["clients8_over_1"], lambda x: f"{x:.2f}", f"≥ {goals['clients8_over_1']}",
+                        n["clients8_over_1"] >= goals["clients8_over_1"]))
+        out.append(_row(f"`/v1/verify` {label}, per claim p50", b["verify_claim_p50_s"], n["verify_claim_p50_s"],
+                        _ms, "≤ 150 ms", None if n["verify_claim_p50_s"] is None
+                        else n["verify_claim_p50_s"] <= goals["verify_claim_p50_s"]))
+        out.append(_row(f"server RSS after warm-up → end ({label})", b["rss_warm_mb"], n["rss_warm_mb"],
+                        lambda x: f"{x:.0f} MB", "flat over 10,000 requests: bench/soak.py", None))
+    if "million" in rows:
+        m = rows["million"]
+        ratio = {t: m["1M"][t]["stages_ms"]["warm"]["total"] / m["10k"][t]["stages_ms"]["warm"]["total"]
+                 for t in ("base", "new")}
+        out.append(_row("ask warm at 1M units ÷ at ~10k", ratio["base"], ratio["new"], lambda x: f"{x:.2f}",
+                        "≤ 2", ratio["new"] <= goals["million_over_10k"]))
+    else:
+        out.append(f"| ask p50 at 1M units ÷ at 10k | {not_given} | | | ≤ 2 | — |")
+    return out
+
+
+def _profile(name: str, prof: dict) -> list[str]:
+    b, n = prof["base"]["stages_ms"], prof["new"]["stages_ms"]
+    out = [f"### Stage profile, {name} (one child per tree: cold, then the same question warm; ms)", "",
+           "| stage | base cold | new cold | base warm | new warm |", "| --- | ---: | ---: | ---: | ---: |"]
+    for stage in b["cold"]:
+        out.append(f"| {stage} | {b['cold'][stage]:.0f} | {n['cold'][stage]:.0f} | {b['warm'][stage]:.0f} | "
+                   f"{n['warm'][stage]:.0f} |")
+    out.append(f"| peak RSS of the child | {prof['base']['peak_rss_mb']:.0f} MB | {prof['new']['peak_rss_mb']:.0f} MB | | |")
+    same = prof["base"]["answer"] == prof["new"]["answer"]
+    out += ["", f"Same answer from both trees: {'yes' if same else '**no**'}.", ""]
+    return out
+
+
+def report(result: dict, goals: dict, not_given: str) -> str:
+    lines = [f"# question_speed: this tree vs {result['base_ref']} (one run, interleaved)", "",
+             f"Machine: {result['machine']}, {result['cpus']} CPUs; load average before "
+             f"{result['load_before'][0]:.1f}, after {result['load_after'][0]:.1f} (shared: trust the ratios).", ""]
+    lines += _table(result, goals, not_given) + [""]
+    for key, name in (("profile_sample", "sample index"), ("profile_bench", "~9,500 units")):
+        if key in result["rows"]:
+            lines += _profile(name, result["rows"][key])
+    return "\n".join(lines) + "\n"
