@@ -36,18 +36,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-SAMPLE_Q = "Who leads the Halcyon commissioning team?"
+SAMPLE_QS = ["Who leads the Halcyon commissioning team?", "What caused the incident of 12 June 2025?"]
 GOALS = {"cold_sample_x_floor": 4.0, "cold_sample_rss_mb": 250, "cold_bench_s": 1.5, "cold_texlive_s": 2.0,
          "ask_p50_s": 0.100, "texlive_ask_p50_s": 0.150, "clients8_over_1": 1.8, "verify_claim_p50_s": 0.150,
          "million_over_10k": 2.0}
 NOT_GIVEN = "not measured: pass --texlive-index / --million-index"
 
-# The child: one process per tree, the stages of one cold ask, then the same ask warm. It runs as
-# `python -c CHILD TREE INDEX QUESTION` so the base tree's code is imported, never this one's.
+# The child: one process per tree, the stages of one cold ask, then of another question warm (not
+# the same one: ask keeps one question's readings for its retries). It runs as
+# `python -c CHILD TREE INDEX QUESTION WARM_QUESTION` so the base tree's code is imported, never this one's.
 CHILD = r"""
 import sys, time, json, resource
 t_start = time.perf_counter()
-tree, index, question = sys.argv[1:4]
+tree, index = sys.argv[1:3]
 if tree != "-":
     sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
     sys.path.insert(0, tree)
@@ -68,17 +69,18 @@ def timed(name, fn):
 store_reader.IndexReader.__init__ = timed("index open", store_reader.IndexReader.__init__)
 ask_pipeline.save_trace = timed("trace write", ask_pipeline.save_trace)
 cfg = load_config(None)
-runs = []
-for _ in range(2):
+runs, answers = [], []
+for question in sys.argv[3:5]:
     for k in spent: spent[k] = 0.0
     t = time.perf_counter()
     result = ask_pipeline.run_ask(question, index, cfg)
+    answers.append(result.answer)
     total = 1000 * (time.perf_counter() - t)
     stages = {s.get("name"): s.get("ms", 0.0) for s in (result.trace or {}).get("stages", []) if isinstance(s, dict)}
     runs.append({"total_ms": total, "stages": stages, **spent})
 print(json.dumps({"imports_ms": imports_ms, "runs": runs,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "answer": result.answer}))
+                  "answers": answers}))
 """
 # the issue's stage names ← the trace's stage names
 STAGES = (("question (terms, method)", ("question",)), ("retrieval", ("exploration",)), ("rerank/reader", ("focus", "synthesis")),
@@ -169,11 +171,11 @@ def cold(clis: dict, index: Path, question: str, reps: int, env: dict) -> dict:
                    "walls_s": [w for w, _ in r]} for name, r in runs.items()}
 
 
-def profile(trees: dict, index: Path, question: str, env: dict) -> dict:
-    """Per tree: the child's cold and warm stages (ms)."""
+def profile(trees: dict, index: Path, questions: list[str], env: dict) -> dict:
+    """Per tree: the child's stages (ms) for questions[0] cold, then questions[1] warm."""
     out = {}
     for name, tree in trees.items():
-        _, said = run_timed([sys.executable, "-c", CHILD, tree, str(index), question], env)
+        _, said = run_timed([sys.executable, "-c", CHILD, tree, str(index), *questions[:2]], env)
         got = json.loads(said.strip().splitlines()[-1])
         rows = {}
         for label, run in (("cold", got["runs"][0]), ("warm", got["runs"][1])):
@@ -184,7 +186,7 @@ def profile(trees: dict, index: Path, question: str, env: dict) -> dict:
             row["other"] = run["total_ms"] - sum(v for k, v in row.items() if k != "imports")
             row["total"] = row["imports"] + run["total_ms"]
             rows[label] = row
-        out[name] = {"stages_ms": rows, "peak_rss_mb": got["peak_rss_mb"], "answer": got["answer"]}
+        out[name] = {"stages_ms": rows, "peak_rss_mb": got["peak_rss_mb"], "answers": got["answers"]}
     return out
 
 
@@ -215,13 +217,13 @@ def main() -> None:
     rows["floor_s"] = statistics.median(floor)
     print(f"floor (import duckdb, pyarrow): {rows['floor_s']:.2f} s", flush=True)
     sample = sample_index(args.work, env)
-    rows["cold_sample"] = cold(clis, sample, SAMPLE_Q, args.reps, env)
-    rows["profile_sample"] = profile(trees, sample, SAMPLE_Q, env)
+    rows["cold_sample"] = cold(clis, sample, SAMPLE_QS[0], args.reps, env)
+    rows["profile_sample"] = profile(trees, sample, SAMPLE_QS, env)
     bench = link_farm(args.bench_index, args.work / "bench-idx") if args.bench_index.exists() else None
     squad = _questions()
     if bench:
         rows["cold_bench"] = cold(clis, bench, squad[0], args.reps, env)
-        rows["profile_bench"] = profile(trees, bench, squad[0], env)
+        rows["profile_bench"] = profile(trees, bench, squad[:2], env)
     if args.texlive_index:
         rows["cold_texlive"] = cold(clis, link_farm(args.texlive_index, args.work / "texlive-idx"),
                                     "How do I change the page margins?", args.reps, env)
@@ -231,7 +233,7 @@ def main() -> None:
         rows["server_texlive"] = server_rows(clis, args.work / "texlive-idx", squad, args.server_n, env, args.work)
     if args.million_index and bench:
         million = link_farm(args.million_index, args.work / "million-idx")
-        rows["million"] = {"1M": profile(trees, million, squad[0], env), "10k": rows["profile_bench"]}
+        rows["million"] = {"1M": profile(trees, million, squad[:2], env), "10k": rows["profile_bench"]}
     result["load_after"] = os.getloadavg()
     _write(result)
 
