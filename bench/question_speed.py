@@ -8,7 +8,8 @@ so machine load falls on both alike; the ratio new ÷ base is the figure to trus
 machine. The commit before is checked out as a detached worktree under --work and run through a
 wrapper that puts that tree first on sys.path and drops the editable finder (the same venv, so the
 same libraries). Rows:
-- the floor: `python -c "import duckdb, pyarrow"` (interpreter start-up and the two libraries);
+- the floor: `python -c "import duckdb, pyarrow"` (interpreter start-up and the two libraries),
+  run in the same rounds as the sample index's asks;
 - `provrag ask` cold, median of --reps, wall time and peak RSS: the sample index (`make run`'s
   data/, indexed here once) and the ~9,500-unit bench index (a link farm of --bench-index: ask
   writes its trace into INDEX/queries, so that folder is ours and the rest is read in place);
@@ -161,12 +162,19 @@ def sample_index(work: Path, env: dict) -> Path:
     return out
 
 
-def cold(clis: dict, index: Path, question: str, reps: int, env: dict) -> dict:
-    """Median wall time and RSS of `provrag ask` per tree, the trees interleaved."""
-    runs: dict = {name: [] for name in clis}
+FLOOR = [sys.executable, "-c", "import duckdb, pyarrow"]
+
+
+def cold(clis: dict, index: Path, question: str, reps: int, env: dict, floor: bool = False) -> dict:
+    """Median wall time and RSS of `provrag ask` per tree (and of the floor), interleaved: each
+    round runs every command once, so the load of the moment falls on all of them."""
+    argvs = {name: [str(cli), "ask", question, "--index", str(index), "--json"] for name, cli in clis.items()}
+    if floor:
+        argvs = {"floor": FLOOR, **argvs}
+    runs: dict = {name: [] for name in argvs}
     for _ in range(reps):
-        for name, cli in clis.items():
-            runs[name].append(peak_rss_run([str(cli), "ask", question, "--index", str(index), "--json"], env))
+        for name, argv in argvs.items():
+            runs[name].append(peak_rss_run(argv, env))
     return {name: {"median_s": statistics.median(w for w, _ in r), "rss_mb": statistics.median(m for _, m in r),
                    "walls_s": [w for w, _ in r]} for name, r in runs.items()}
 
@@ -213,11 +221,10 @@ def main() -> None:
                     "load_before": os.getloadavg(), "rows": {}}
     rows = result["rows"]
 
-    floor = [run_timed([sys.executable, "-c", "import duckdb, pyarrow"], env)[0] for _ in range(args.reps)]
-    rows["floor_s"] = statistics.median(floor)
-    print(f"floor (import duckdb, pyarrow): {rows['floor_s']:.2f} s", flush=True)
     sample = sample_index(args.work, env)
-    rows["cold_sample"] = cold(clis, sample, SAMPLE_QS[0], args.reps, env)
+    rows["cold_sample"] = cold(clis, sample, SAMPLE_QS[0], args.reps, env, floor=True)
+    rows["floor_s"] = rows["cold_sample"].pop("floor")["median_s"]
+    print(f"floor (import duckdb, pyarrow, interleaved with the sample asks): {rows['floor_s']:.2f} s", flush=True)
     rows["profile_sample"] = profile(trees, sample, SAMPLE_QS, env)
     bench = link_farm(args.bench_index, args.work / "bench-idx") if args.bench_index.exists() else None
     squad = _questions()
