@@ -31,6 +31,7 @@ def write_index(run: IndexRun) -> None:
     import pyarrow as pa
 
     from provrag.store.terms import write_terms
+    from provrag.store.vectors import write_vectors
 
     tables = {schema.DOCUMENTS: run.documents, schema.TEXT_UNITS: run.text_units, schema.ENTITIES: run.entities,
               schema.RELATIONSHIPS: run.relationships, schema.COMMUNITIES: run.communities,
@@ -49,6 +50,7 @@ def write_index(run: IndexRun) -> None:
     store.write_table(run.tmp, schema.EMBEDDINGS, pa.table({schema.ID: pa.array(ids, pa.string()), "vector": vectors},
                                                            schema=schema.SCHEMAS[schema.EMBEDDINGS]))
     run.embedder.save(run.tmp / EMBEDDER_DIR)
+    write_vectors(run.tmp, ids, run.vectors)  # dense retrieval's memory-mapped IVF (store/vectors.py), rebuilt every run
     # the BM25 term table of ask/verify retrieval (an update tokenizes only new units)
     write_terms(run.tmp, run.text_units, previous=run.previous.path if run.previous and not run.full else None)
     store.write_table(run.tmp, REGISTRY, run.ids.to_arrow())  # every number ever given out (index/ids.py)

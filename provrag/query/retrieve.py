@@ -87,6 +87,20 @@ def dense(con, vec, limit: int = 200, unit_ids: list[str] | None = None) -> list
     return [(r[0], _finite(r[1])) for r in con.execute(sql, params).fetchall()]
 
 
+def dense_channel(reader, vec, limit: int, unit_ids: list[str] | None, note: dict) -> list[tuple[str, float]]:
+    """`dense` from the index's memory-mapped IVF (store/vectors.py) when it has one, else the
+    scan of embeddings.parquet (an index written before it, a GraphRAG folder); `note["index"]`
+    says which, for the trace."""
+    from provrag.store.vectors import opened
+
+    ann = opened(getattr(reader, "path", None))
+    if ann is None:
+        note["index"] = "embeddings.parquet scan (the index has no retrieval/vectors.npy)"
+        return dense(reader.con, vec, limit, unit_ids)
+    note["index"] = ann.describe()
+    return ann.search(vec, limit, unit_ids)
+
+
 def _finite(x) -> float:
     """A similarity as a float, NULL and NaN (a zero vector has no direction) as 0."""
     if x is None:
@@ -224,6 +238,7 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
     timings["terms"] = _ms(t0)
     qterms, fixes = lexical.match_terms(con, question)
     channels["bm25"] = {"source": stats.get("source"), "n_units": stats.get("n_units"),
+                        "index": "postings (memory-mapped)" if stats.get("postings") else "term table scan (SQL)",
                         "query_terms": qterms, "spelling": fixes}
 
     t0 = time.perf_counter()
@@ -238,6 +253,7 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
             lex[uid] = lex.get(uid, 0.0) + sc
 
     den: dict[str, float] = {}
+    dense_note: dict = {}
     t0 = time.perf_counter()
     vec, emb = (None, None)
     if _has_view(con, "embeddings"):
@@ -249,12 +265,12 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
     if vec is not None:
         t0 = time.perf_counter()
         try:
-            den = dict(dense(con, vec, limit=pool, unit_ids=restrict))
+            den = dict(dense_channel(reader, vec, pool, restrict, dense_note))
         except Exception as e:  # dimension mismatch, unreadable vectors: fall back to BM25, say why
             channels["dense_error"] = str(e).splitlines()[0][:200]
             den = {}
         timings["dense"] = _ms(t0)
-    channels["dense"] = {"embedder": getattr(emb, "name", None), "used": bool(den)}
+    channels["dense"] = {"embedder": getattr(emb, "name", None), "used": bool(den)} | dense_note
     if not den:
         weight = 1.0
     channels["lexical_weight"] = weight
@@ -267,7 +283,7 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
         lex.update(dict(lexical.bm25(con, stats, qterms, limit=len(miss_lex), unit_ids=miss_lex)))
     miss_den = [i for i in union if i not in den]
     if miss_den and den and vec is not None:
-        den.update(dict(dense(con, vec, limit=len(miss_den), unit_ids=miss_den)))
+        den.update(dict(dense_channel(reader, vec, len(miss_den), miss_den, {})))
     parts = fusion_parts(lex, den, weight)
     fused = {i: a + b for i, (a, b) in parts.items()}
     if boost:  # only units either channel found: an entity seen in 1,000 units must not flood the ranking
