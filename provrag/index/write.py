@@ -14,13 +14,17 @@ from provrag.store import schema
 from provrag.store import writer as store
 
 _ROWS = 4096  # rows of a table made Arrow and written at once (one row group each)
+# text_units: DuckDB decodes a whole row group to return one unit of it (the ranked units of a question,
+# found by row position): 512 units (~0.5 MB of text) a group keep that read the same at 10k or 1M units
+_UNIT_ROWS = 512
 
 
 def write_frame(folder, name: str, df) -> int:
     """One table's frame as `folder/name.parquet`, a slice of rows at a time (to_arrow copies:
     polars' types → the contract's); returns its rows."""
+    rows = _UNIT_ROWS if name == schema.TEXT_UNITS else _ROWS
     store.write_parts(folder, name, schema.SCHEMAS[name],
-                      (to_arrow(name, df.slice(start, _ROWS)) for start in range(0, max(df.height, 1), _ROWS)))
+                      (to_arrow(name, df.slice(start, rows)) for start in range(0, max(df.height, 1), rows)))
     return df.height
 
 

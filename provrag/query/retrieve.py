@@ -101,6 +101,21 @@ def dense_channel(reader, vec, limit: int, unit_ids: list[str] | None, note: dic
     return ann.search(vec, limit, unit_ids)
 
 
+def fetch_ranked(reader, ids: list[str]) -> dict:
+    """fetch_units, finding the units' rows in text_units.parquet from INDEX/retrieval/ (a binary
+    search) rather than by scanning its id column — a million ids — when the index has it."""
+    from provrag.store.postings import row_positions
+
+    where = row_positions(getattr(reader, "path", None), ids)
+    if where is None:
+        return fetch_units(reader, ids)
+    import pyarrow as pa
+
+    reader.con.register("provrag_ranked_rows", pa.table({"id": pa.array(list(where), pa.string()),
+                                                         "row_position": pa.array(list(where.values()), pa.int64())}))
+    return fetch_units(reader, ids, positions="provrag_ranked_rows")
+
+
 def _finite(x) -> float:
     """A similarity as a float, NULL and NaN (a zero vector has no direction) as 0."""
     if x is None:
@@ -293,7 +308,7 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
 
     ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
     t0 = time.perf_counter()
-    rows = fetch_units(reader, [i for i, _ in ranked])
+    rows = fetch_ranked(reader, [i for i, _ in ranked])
     timings["fetch"] = _ms(t0)
     cands = []
     for rank, (uid, s) in enumerate(ranked):

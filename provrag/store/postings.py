@@ -33,6 +33,7 @@ FOLDER = "retrieval"
 META = "postings.json"
 FORMAT = 1
 UNIT_IDS = "unit_ids.npy"
+UNIT_ROWS = "unit_rows.npy"
 
 
 def folder_of(index_path) -> Path:
@@ -40,20 +41,52 @@ def folder_of(index_path) -> Path:
 
 
 def write_unit_ids(folder: Path, ids) -> np.ndarray:
-    """INDEX/retrieval/unit_ids.npy: the units' ids sorted (bytes), shared with store/vectors.py."""
-    arr = np.sort(np.asarray([str(i).encode() for i in ids], dtype=bytes)) if len(ids) else np.zeros(0, "S1")
+    """INDEX/retrieval/unit_ids.npy: the units' ids sorted (bytes), shared with store/vectors.py,
+    and unit_rows.npy: each one's row in text_units.parquet. `ids` in text_units.parquet's order."""
+    keys = np.asarray([str(i).encode() for i in ids], dtype=bytes) if len(ids) else np.zeros(0, "S1")
+    order = np.argsort(keys, kind="stable")
     out = folder_of(folder)
     out.mkdir(exist_ok=True)
-    np.save(out / UNIT_IDS, arr)
-    return arr
+    np.save(out / UNIT_IDS, keys[order])
+    np.save(out / UNIT_ROWS, order.astype(np.int64))
+    return keys[order]
 
 
-def write_postings(folder: Path, ranked, unit_ids: list[str], vocabulary: list[str], stats: dict) -> None:
+def lookup(sorted_ids: np.ndarray, unit_ids) -> tuple[np.ndarray, np.ndarray]:
+    """(places in sorted_ids, mask of the ids found) of `unit_ids`."""
+    keys = np.asarray([str(i).encode() for i in unit_ids], dtype=bytes) if len(unit_ids) else np.zeros(0, "S1")
+    at = np.searchsorted(sorted_ids, keys)
+    ok = at < len(sorted_ids)
+    ok[ok] = sorted_ids[at[ok]] == keys[ok]
+    return at, ok
+
+
+def row_positions(index_path, unit_ids: list[str]) -> dict[str, int] | None:
+    """{unit id: its row in text_units.parquet} from INDEX/retrieval/ (unknown ids left out), or
+    None for an index without it: DuckDB then finds rows by scanning the id column."""
+    folder = folder_of(index_path) if index_path is not None else None
+    try:
+        st = os.stat(folder / UNIT_ROWS)
+    except (OSError, TypeError):
+        return None
+    sorted_ids, rows = _unit_rows(str(folder), (st.st_mtime_ns, st.st_ino))
+    at, ok = lookup(sorted_ids, unit_ids)
+    return {u: int(rows[a]) for u, a, found in zip(unit_ids, at.tolist(), ok.tolist()) if found}
+
+
+@lru_cache(maxsize=8)
+def _unit_rows(folder: str, stamp: tuple):
+    return np.load(Path(folder) / UNIT_IDS, mmap_mode="r"), np.load(Path(folder) / UNIT_ROWS, mmap_mode="r")
+
+
+def write_postings(folder: Path, ranked, unit_ids: list[str], vocabulary: list[str], stats: dict,
+                   table_order: list[str]) -> None:
     """Write the postings of `ranked` — the term table numbered as store/terms._ranked_terms
     returns it: columns term (place in `vocabulary`), unit (place in sorted `unit_ids`), tf,
-    dl, sorted by term then unit."""
+    dl, sorted by term then unit. `table_order`: the same ids in text_units.parquet's order."""
     out = folder_of(folder)
-    write_unit_ids(folder, unit_ids)
+    if write_unit_ids(folder, table_order).tolist() != [u.encode() for u in unit_ids]:
+        raise ValueError("text unit ids are not unique: the postings cannot number them")
     terms = ranked["term"].to_numpy().astype(np.int64, copy=False)
     offsets = np.zeros(len(vocabulary) + 1, np.int64)
     if len(terms):
@@ -110,10 +143,7 @@ class Postings:
 
     def rows_of(self, unit_ids) -> np.ndarray:
         """Rows of the given unit ids (unknown ids left out), sorted."""
-        keys = np.asarray([str(i).encode() for i in unit_ids], dtype=bytes) if unit_ids else np.zeros(0, "S1")
-        at = np.searchsorted(self.unit_ids, keys)
-        ok = at < len(self.unit_ids)
-        ok[ok] = self.unit_ids[at[ok]] == keys[ok]
+        at, ok = lookup(self.unit_ids, list(unit_ids))
         return np.unique(at[ok])
 
     def _term_scores(self, terms: dict[str, int], rows: np.ndarray | None):

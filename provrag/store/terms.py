@@ -159,12 +159,13 @@ def write_terms(folder: Path, units, previous: Path | None = None) -> dict:
     else:
         df, *names = _ranked_terms(units)
         stats = stats_of(n, df, "unit")
+    table_order = units["id"].to_list() if isinstance(units, pl.DataFrame) else [u["id"] for u in units]
     if names is None:
-        all_ids = sorted(set(units["id"].to_list()))
+        all_ids = sorted(set(table_order))
         ranked, vocabulary = numbered(df, all_ids)
-        write_postings(folder, ranked, all_ids, vocabulary, stats)
+        write_postings(folder, ranked, all_ids, vocabulary, stats, table_order)
     else:
-        write_postings(folder, df, *names, stats)
+        write_postings(folder, df, *names, stats, table_order)
     # one row group of 65,536 rows at a time (their terms and ids put in just then): the whole table as
     # Arrow would be a second copy of it, ~0.5 GB for a 50 MB text
     writer = None

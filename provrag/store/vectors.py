@@ -32,13 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
-from provrag.store.postings import UNIT_IDS, folder_of, write_unit_ids
+from provrag.store.postings import UNIT_IDS, folder_of, lookup, write_unit_ids
 
 META = "vectors.json"
 FORMAT = 1
 EXACT_BELOW = 50_000   # units: up to this many, one list (an exact scan of ≤ 50,000 × d floats, a few ms)
 PROBES = 32            # lists read per question above it (recall measured in bench/million.py)
-_SAMPLE_PER_LIST = 40  # k-means is fitted on this many vectors per list (a sample, not all n)
+_SAMPLE_PER_LIST = 16  # k-means is fitted on this many vectors per list (a sample, not all n)
 _BLOCK = 65_536        # vectors assigned to their list at once (a block × lists matrix)
 _SEED = 0
 
@@ -62,7 +62,7 @@ def _centroids(vecs: np.ndarray, lists: int) -> np.ndarray:
 
     rng = np.random.default_rng(_SEED)
     sample = vecs[np.sort(rng.choice(len(vecs), size=min(len(vecs), lists * _SAMPLE_PER_LIST), replace=False))]
-    km = KMeans(n_clusters=lists, n_init=1, max_iter=20, random_state=_SEED).fit(sample)
+    km = KMeans(n_clusters=lists, n_init=1, max_iter=10, random_state=_SEED).fit(sample)
     return _normalised(km.cluster_centers_)
 
 
@@ -124,12 +124,14 @@ class Vectors:
         return f"ivf: {min(probes or self.meta['probes'], self.meta['lists'])} of {self.meta['lists']} lists (memory-mapped)"
 
     def _places(self, unit_ids: list[str]) -> np.ndarray:
-        keys = np.asarray([str(i).encode() for i in unit_ids], dtype=bytes)
-        at = np.searchsorted(self.unit_ids, keys)
-        ok = at < len(self.unit_ids)
-        ok[ok] = self.unit_ids[at[ok]] == keys[ok]
+        at, ok = lookup(self.unit_ids, unit_ids)
         places = np.asarray(self.at[at[ok]])
         return np.unique(places[places >= 0])
+
+    def vectors_of(self, unit_ids: list[str]) -> dict[str, np.ndarray]:
+        """{unit id: its (unit-length) vector} of the units that have one."""
+        places = self._places(unit_ids)
+        return {self.unit_ids[r].decode(): np.array(self.vectors[p]) for p, r in zip(places, self.rows[places])}
 
     def search(self, vec, limit: int, unit_ids: list[str] | None = None,
                probes: int | None = None) -> list[tuple[str, float]]:
