@@ -60,40 +60,95 @@ def sentences(shared: Path = SHARED) -> list[str]:
     return out
 
 
-def unit_texts(pool: list[str], n: int, seed: int = 0):
-    """n unit texts (see the module docstring), deterministic for a seed."""
-    rng = random.Random(seed)
-    for _ in range(n):
-        start = rng.randrange(len(pool) - 6)
-        chosen = pool[start:start + 6] + [pool[rng.randrange(len(pool))] for _ in range(2)]
-        yield " ".join(" ".join(w for w in s.split() if rng.random() >= WORD_DROP) for s in chosen)
+def compose(n_sentences: int, units: int, seed: int = 0):
+    """Which sentences make each unit: a units × 8 matrix of sentence numbers, six consecutive
+    from a seeded random place and two from anywhere (numpy's seeded generator)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    start = rng.integers(0, n_sentences - 6, size=units)
+    return np.concatenate([start[:, None] + np.arange(6), rng.integers(0, n_sentences, size=(units, 2))], axis=1)
 
 
-def _frames(pool: list[str], units: int, seed: int):
-    """(documents, text_units) frames of `units` units, ~UNITS_PER_DOCUMENT a document."""
+def _sentence_terms(pool: list[str]):
+    """Each sentence's terms (store/terms.py's tokenizer) as CSR arrays over the sorted vocabulary."""
+    from collections import Counter
+
+    import numpy as np
+
+    from provrag.text.words import terms_of
+
+    counts = [Counter(terms_of(x)) for x in pool]
+    vocabulary = sorted({t for c in counts for t in c})
+    place = {t: i for i, t in enumerate(vocabulary)}
+    lengths = np.array([len(c) for c in counts], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    codes = np.array([place[t] for c in counts for t in c], np.int64)
+    tfs = np.array([v for c in counts for v in c.values()], np.int64)
+    return vocabulary, offsets, codes, tfs
+
+
+def _postings(pool: list[str], which, rank):
+    """The term table of the units, numbered (term place, unit place in sorted ids, tf, dl) and
+    sorted by term then unit: the sentences' term counts summed per unit, in numpy."""
+    import numpy as np
+    import polars as pl
+
+    vocabulary, offsets, codes, tfs = _sentence_terms(pool)
+    n, per = which.shape
+    per_sentence = offsets[1:] - offsets[:-1]
+    sentence_length = np.bincount(np.repeat(np.arange(len(per_sentence)), per_sentence), weights=tfs,
+                                  minlength=len(per_sentence))
+    dl = np.zeros(n, np.int32)
+    dl[rank] = sentence_length[which].sum(axis=1)                  # by place in the sorted ids
+    lengths = per_sentence[which]                                  # units × 8: terms of each sentence
+    flat = lengths.ravel()
+    first = np.repeat(offsets[:-1][which.ravel()] - np.concatenate([[0], np.cumsum(flat)[:-1]]), flat)
+    entry = first + np.arange(int(flat.sum()))                     # each (unit, sentence term) → row of codes
+    units = np.repeat(np.repeat(rank, per), flat)
+    key = codes[entry] * n + units
+    del first
+    order = np.argsort(key, kind="stable")
+    key, tf = key[order], tfs[entry][order]
+    del order, entry, units
+    starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+    tf = np.add.reduceat(tf, starts).astype(np.int32)
+    key = key[starts]
+    unit = (key % n).astype(np.uint32)
+    ranked = pl.DataFrame({"term": (key // n).astype(np.uint32), "unit": unit, "tf": tf,
+                           "dl": dl[unit]})
+    return ranked, vocabulary
+
+
+def _frames(pool: list[str], which, seed: int):
+    """(documents, text_units) frames: unit texts joined from their sentences, ~UNITS_PER_DOCUMENT a document."""
+    import hashlib
+
+    import numpy as np
     import polars as pl
 
     from provrag.index.tables import frame
     from provrag.store import schema
 
-    docs, parts, rows = [], [], []
-    for i, text in enumerate(unit_texts(pool, units, seed)):
-        d = i // UNITS_PER_DOCUMENT
-        if i % UNITS_PER_DOCUMENT == 0:
-            docs.append({schema.ID: schema.content_id("document", f"bench-{d:06d}.txt"), "title": f"Bench document {d}",
-                         "path": f"bench-{d:06d}.txt", "text": "", "status": schema.STATUS_OK})
-            offset = 0
-        rows.append({schema.ID: schema.content_id("text_unit", f"bench-{d:06d}.txt", text, str(i)),
-                     schema.HRID: i + 1, schema.TEXT: text, schema.DOCUMENT_ID: docs[-1][schema.ID],
-                     "page_start": 1 + (i % UNITS_PER_DOCUMENT) // 3, "page_end": 1 + (i % UNITS_PER_DOCUMENT) // 3,
-                     "char_start": offset, "char_end": offset + len(text), "n_tokens": len(text.split())})
-        offset += len(text) + 1
-        if len(rows) == _FRAME:
-            parts.append(frame(schema.TEXT_UNITS, rows))
-            rows = []
-    if rows:
-        parts.append(frame(schema.TEXT_UNITS, rows))
-    return frame(schema.DOCUMENTS, docs), pl.concat(parts)
+    n = len(which)
+    texts = [" ".join(pool[j] for j in row) for row in which.tolist()]
+    doc = np.arange(n) // UNITS_PER_DOCUMENT
+    doc_ids = [schema.content_id("document", f"bench-{d:06d}.txt") for d in range(int(doc[-1]) + 1)]
+    ids = [hashlib.sha256(f"bench {seed} {i} {t}".encode()).hexdigest() for i, t in enumerate(texts)]
+    size = np.array([len(t) + 1 for t in texts], np.int64)
+    first_of_doc = np.arange(n) % UNITS_PER_DOCUMENT == 0
+    ends = np.cumsum(size)
+    starts = ends - size
+    starts -= np.maximum.accumulate(np.where(first_of_doc, starts, 0))
+    page = 1 + (np.arange(n) % UNITS_PER_DOCUMENT) // 3
+    empty = frame(schema.TEXT_UNITS, [])
+    units = pl.DataFrame({schema.ID: ids, schema.HRID: np.arange(1, n + 1), schema.TEXT: texts,
+                          schema.DOCUMENT_ID: [doc_ids[d] for d in doc.tolist()], "page_start": page, "page_end": page,
+                          "char_start": starts, "char_end": starts + size - 1})
+    units = pl.concat([empty, units], how="diagonal_relaxed").select(empty.columns)
+    docs = frame(schema.DOCUMENTS, [{schema.ID: d, "title": f"Bench document {i}", "path": f"bench-{i:06d}.txt",
+                                     "text": "", "status": schema.STATUS_OK} for i, d in enumerate(doc_ids)])
+    return docs, units
 
 
 def build(out_dir: Path, units: int, seed: int = 0, shared: Path = SHARED) -> dict:
@@ -101,13 +156,15 @@ def build(out_dir: Path, units: int, seed: int = 0, shared: Path = SHARED) -> di
     seconds of each step and the size of each file group (MB)."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from provrag.config import load_config
-    from provrag.embeddings.base import EMBEDDER_DIR
+    from provrag.embeddings.base import EMBEDDER_DIR, normalise
     from provrag.index.embed import embed_stage
     from provrag.index.write import write_frame
     from provrag.store import schema
-    from provrag.store.terms import write_terms
+    from provrag.store.postings import write_postings
+    from provrag.store.terms import TOKENIZER
     from provrag.store.vectors import write_vectors
 
     out_dir = Path(out_dir)
@@ -122,41 +179,52 @@ def build(out_dir: Path, units: int, seed: int = 0, shared: Path = SHARED) -> di
         print(f"  {units} units: {name} {seconds[name]} s", file=sys.stderr, flush=True)
         t = time.perf_counter()
 
-    documents, text_units = _frames(sentences(shared), units, seed)
-    step("text")
+    pool = sentences(shared)
+    which = compose(len(pool), units, seed)
+    documents, text_units = _frames(pool, which, seed)
     write_frame(out_dir, schema.DOCUMENTS, documents)
     write_frame(out_dir, schema.TEXT_UNITS, text_units)
-    step("write_units")
-    emb, vecs = embed_stage(text_units, cfg)
-    emb.save(out_dir / EMBEDDER_DIR)
-    step("embed")
-    ids = text_units[schema.ID].to_list()
-    offsets = pa.array(np.arange(0, (len(ids) + 1) * vecs.shape[1], vecs.shape[1], dtype=np.int32))
-    table = pa.table({schema.ID: pa.array(ids, pa.string()),
-                      "vector": pa.ListArray.from_arrays(offsets, pa.array(vecs.reshape(-1)))},
-                     schema=schema.SCHEMAS[schema.EMBEDDINGS])
-    import pyarrow.parquet as pq
+    step("units")
+    from provrag.index.tables import frame
 
-    pq.write_table(table, out_dir / f"{schema.EMBEDDINGS}.parquet", row_group_size=65_536)
-    del table
+    sentence_frame = frame(schema.TEXT_UNITS, [{schema.ID: f"s{i}", schema.TEXT: x} for i, x in enumerate(pool)])
+    emb, sentence_vectors = embed_stage(sentence_frame, cfg)
+    emb.save(out_dir / EMBEDDER_DIR)
+    vecs = np.zeros((units, sentence_vectors.shape[1]), np.float32)
+    for s in range(0, units, 65_536):
+        vecs[s:s + 65_536] = normalise(sentence_vectors[which[s:s + 65_536]].sum(axis=1))
+    ids = text_units[schema.ID].to_list()
+    step("embed")
+    offsets = pa.array(np.arange(0, (units + 1) * vecs.shape[1], vecs.shape[1], dtype=np.int32))
+    pq.write_table(pa.table({schema.ID: pa.array(ids, pa.string()),
+                             "vector": pa.ListArray.from_arrays(offsets, pa.array(vecs.reshape(-1)))},
+                            schema=schema.SCHEMAS[schema.EMBEDDINGS]), out_dir / f"{schema.EMBEDDINGS}.parquet",
+                   row_group_size=65_536)
     step("write_embeddings")
     write_vectors(out_dir, ids, vecs)
     step("ivf")
     del vecs
-    write_terms(out_dir, text_units)
-    step("terms_and_postings")
+    keys = np.asarray([i.encode() for i in ids], dtype=bytes)
+    rank = np.empty(units, np.int64)
+    rank[np.argsort(keys)] = np.arange(units)
+    ranked, vocabulary = _postings(pool, which, rank)
+    total = int(ranked.unique("unit")["dl"].sum())
+    write_postings(out_dir, ranked, sorted(ids), vocabulary,
+                   {"n_units": units, "avgdl": total / units, "tokenizer": TOKENIZER}, ids)
+    step("postings")
     (out_dir / "manifest.json").write_text(json.dumps({"built_by": "bench/million.py", "config": cfg.to_dict(),
                                                        "counts": {"text_units": units, "documents": documents.height}}))
 
     def mb(paths):
         return round(sum(p.stat().st_size for p in paths if p.is_file()) / 2**20, 1)
 
+    retrieval = list((out_dir / "retrieval").glob("*"))
+    ivf = [p for p in retrieval if p.name.startswith(("vector", "centroid", "list_"))]
     sizes = {"units_and_documents": mb([out_dir / "text_units.parquet", out_dir / "documents.parquet"]),
-             "embeddings_parquet": mb([out_dir / "embeddings.parquet"]), "terms_parquet": mb([out_dir / "terms.parquet"]),
-             "ivf": mb([p for p in (out_dir / "retrieval").glob("*") if p.name.startswith(("vector", "centroid", "list_"))]),
-             "postings": mb([p for p in (out_dir / "retrieval").glob("*") if not p.name.startswith(("vector", "centroid", "list_"))]),
-             "embedder": mb(list((out_dir / EMBEDDER_DIR).rglob("*")))}
-    return {"units": units, "seconds": seconds, "build_seconds": round(sum(seconds.values()), 1), "mb": sizes}
+             "embeddings_parquet": mb([out_dir / "embeddings.parquet"]), "ivf": mb(ivf),
+             "postings_and_ids": mb([p for p in retrieval if p not in ivf]), "embedder": mb(list((out_dir / EMBEDDER_DIR).rglob("*")))}
+    return {"units": units, "sentences": len(pool), "seconds": seconds, "build_seconds": round(sum(seconds.values()), 1),
+            "mb": sizes}
 
 
 def questions(shared: Path = SHARED, limit: int = 40) -> list[str]:
@@ -176,20 +244,19 @@ def _timed_retrievals(reader, qs: list[str], cfg) -> tuple[list[float], list[lis
     return times, tops
 
 
-class _Without:
+class WithoutRetrievalFiles:
     """Within the block, retrieval does not see INDEX/retrieval/ (the fallback scans an older index gets)."""
 
     def __enter__(self):
         from provrag.store import postings, terms, vectors
 
-        self.saved = (terms.opened_postings, vectors.opened)
-        terms.opened_postings = lambda *a, **k: None
-        vectors.opened = lambda *a, **k: None
+        self.saved = (terms.opened_postings, vectors.opened, postings.row_positions)
+        terms.opened_postings = vectors.opened = postings.row_positions = lambda *a, **k: None
 
     def __exit__(self, *exc):
-        from provrag.store import terms, vectors
+        from provrag.store import postings, terms, vectors
 
-        terms.opened_postings, vectors.opened = self.saved
+        terms.opened_postings, vectors.opened, postings.row_positions = self.saved
 
 
 def _p(xs: list[float], q: float) -> float:
@@ -197,10 +264,14 @@ def _p(xs: list[float], q: float) -> float:
 
 
 def measure(index: Path, n_questions: int = 40, scans: int = 5, shared: Path = SHARED) -> dict:
-    """Warm retrieval over `index`: p50/p90 ms with INDEX/retrieval/ and with the fallback scans
-    (the first `scans` questions), IVF recall@100 against the exact scan, top-10 overlap."""
+    """Warm retrieval over `index` (see the module docstring): p50/p90 ms of retrieve_units; the
+    IVF's recall@100 against the exact scan of every vector; the fused top-10's overlap with the
+    exact scan's; the SQL scan of embeddings.parquet alone (the dense channel of an index without
+    INDEX/retrieval/) on the first `scans` questions; and the whole fallback when the index has a
+    terms.parquet (bench/million's own indexes have none: their BM25 fallback would tokenize
+    every unit at query time)."""
     from provrag.config import load_config
-    from provrag.query.retrieve import embed_query
+    from provrag.query.retrieve import dense, embed_query
     from provrag.store.reader import open_index
     from provrag.store.vectors import opened
 
@@ -212,20 +283,33 @@ def measure(index: Path, n_questions: int = 40, scans: int = 5, shared: Path = S
         times, tops = _timed_retrievals(reader, qs, cfg)
         out["retrieve_ms"] = {"p50": _p(times, 50), "p90": _p(times, 90), "mean": round(statistics.mean(times), 1)}
         ann = opened(reader.path)
-        recalls = []
-        for q in qs:
+        out["ivf"] = ann.describe()
+        recalls, scan_ms = [], []
+        for i, q in enumerate(qs):
             vec, _ = embed_query(reader, q)
             got = {u for u, _ in ann.search(vec, 100)}
             exact = {u for u, _ in ann.search(vec, 100, probes=int(ann.meta["lists"]))}
             recalls.append(len(got & exact) / max(len(exact), 1))
-        out["ivf"] = ann.describe()
+            if i < scans:
+                t = time.perf_counter()
+                dense(reader.con, vec, 100)
+                scan_ms.append((time.perf_counter() - t) * 1000)
         out["ivf_recall_at_100"] = round(statistics.mean(recalls), 4)
-        with _Without():
-            _timed_retrievals(reader, qs[:1], cfg)
-            old_times, old_tops = _timed_retrievals(reader, qs[:scans], cfg)
-        out["scan_retrieve_ms"] = {"p50": _p(old_times, 50), "questions": len(old_times)}
-        overlap = [len(set(a[:10]) & set(b[:10])) / max(len(b[:10]), 1) for a, b in zip(tops, old_tops)]
-        out["top10_overlap_with_scan"] = round(statistics.mean(overlap), 4)
+        out["dense_sql_scan_ms"] = {"p50": _p(scan_ms, 50), "questions": len(scan_ms)}
+        probes = ann.meta["probes"]
+        ann.meta["probes"] = ann.meta["lists"]  # every list: the exact dense channel
+        exact_times, exact_tops = _timed_retrievals(reader, qs, cfg)
+        ann.meta["probes"] = probes
+        out["exact_vectors_retrieve_ms"] = {"p50": _p(exact_times, 50)}
+        out["top10_overlap_with_exact"] = round(statistics.mean(
+            len(set(a[:10]) & set(b[:10])) / max(len(b[:10]), 1) for a, b in zip(tops, exact_tops)), 4)
+        if (Path(index) / "terms.parquet").is_file():
+            with WithoutRetrievalFiles():
+                _timed_retrievals(reader, qs[:1], cfg)
+                old_times, old_tops = _timed_retrievals(reader, qs[:scans], cfg)
+            out["scan_retrieve_ms"] = {"p50": _p(old_times, 50), "questions": len(old_times)}
+            out["top10_overlap_with_scan"] = round(statistics.mean(
+                len(set(a[:10]) & set(b[:10])) / max(len(b[:10]), 1) for a, b in zip(tops, old_tops)), 4)
     return out
 
 
@@ -253,12 +337,12 @@ def main() -> int:
     rep["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     small, big = rep["runs"][0], rep["runs"][-1]
     rep["ratio_p50"] = round(big["retrieve_ms"]["p50"] / small["retrieve_ms"]["p50"], 2)
-    lines = ["| units | retrieve p50 ms | p90 ms | fallback scans p50 ms | IVF | recall@100 | top-10 overlap |",
-             "| ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
+    lines = ["| units | retrieve p50 ms | p90 ms | same, every list read | SQL scan of embeddings.parquet ms | IVF | "
+             "recall@100 | top-10 overlap with exact |", "| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
     for r in rep["runs"]:
         lines.append(f"| {r['units']} | {r['retrieve_ms']['p50']} | {r['retrieve_ms']['p90']} | "
-                     f"{r['scan_retrieve_ms']['p50']} ({r['scan_retrieve_ms']['questions']} q) | {r['ivf']} | "
-                     f"{r['ivf_recall_at_100']} | {r['top10_overlap_with_scan']} |")
+                     f"{r['exact_vectors_retrieve_ms']['p50']} | {r['dense_sql_scan_ms']['p50']} | {r['ivf']} | "
+                     f"{r['ivf_recall_at_100']} | {r['top10_overlap_with_exact']} |")
     lines.append(f"\nretrieve p50 at {big['units']} ÷ at {small['units']}: **{rep['ratio_p50']}** (issue 30: ≤ 2); "
                  f"load average {rep['load_average_at_start']} → {rep['load_average_at_end']}")
     rep["table"] = "\n".join(lines)

@@ -5,7 +5,7 @@
 For every question of a dev set (../shared/eval/dev/squad/questions.jsonl over an index of its
 corpus; eval/manuals/questions.jsonl over the ten Debian manuals), `retrieve_units` runs twice on
 the same index: with the memory-mapped postings and vectors, and with the SQL scans an index
-written before them falls back to (bench/million._Without). It counts the questions whose top-k
+written before them falls back to (bench/million.WithoutRetrievalFiles). It counts the questions whose top-k
 unit ids are identical (k = [search] context_units, what the answerer reads), and retrieval's gold
 page first both ways: the first unit is in the gold document on a page holding the answer.
 Prints one row per set; writes bench/results/retrieval-parity-<date>.json.
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.million import _Without  # noqa: E402
+from bench.million import WithoutRetrievalFiles  # noqa: E402
 
 
 def gold_first(q: dict, cands: list[dict]) -> bool:
@@ -48,7 +48,7 @@ def parity(index: Path, questions: Path) -> dict:
     with open_index(index) as reader:
         for q in qs:
             new = retrieve_units(reader, q["question"], cfg, k=k, pool=pool).candidates
-            with _Without():
+            with WithoutRetrievalFiles():
                 old = retrieve_units(reader, q["question"], cfg, k=k, pool=pool).candidates
             ids_new, ids_old = [c["text_unit_id"] for c in new], [c["text_unit_id"] for c in old]
             same += ids_new == ids_old

@@ -34,6 +34,7 @@ META = "postings.json"
 FORMAT = 1
 UNIT_IDS = "unit_ids.npy"
 UNIT_ROWS = "unit_rows.npy"
+K1, B = 1.2, 0.75  # Okapi BM25's usual parameters (Lucene's defaults), for the SQL of store/terms.py too
 
 
 def folder_of(index_path) -> Path:
@@ -150,18 +151,19 @@ class Postings:
         """(term, unit rows, BM25 contributions) per query term found, as terms.py's SQL scores them."""
         n = max(int(self.stats.get("n_units") or 1), 1)
         avgdl = float(self.stats.get("avgdl") or 1.0)
-        from provrag.store.terms import B, K1
-
         for term, qtf in terms.items():
             i = self._place(term)
             if i < 0:
                 continue
             a, b = int(self.offsets[i]), int(self.offsets[i + 1])
-            units, tf = np.asarray(self.units[a:b]), np.asarray(self.tf[a:b], dtype=np.float64)
             idf = math.log(1 + (n - (b - a) + 0.5) / ((b - a) + 0.5))
-            if rows is not None:
-                keep = np.isin(units, rows, assume_unique=True)
-                units, tf = units[keep], tf[keep]
+            if rows is None:
+                units, tf = np.asarray(self.units[a:b]), np.asarray(self.tf[a:b], dtype=np.float64)
+            else:  # a term's postings are in unit order: binary-search the few rows asked for
+                at = a + np.searchsorted(self.units[a:b], rows)
+                inside = at < b
+                at = at[inside][np.asarray(self.units[at[inside]]) == rows[inside]]
+                units, tf = np.asarray(self.units[at]), np.asarray(self.tf[at], dtype=np.float64)
             dl = np.asarray(self.lengths[units], dtype=np.float64)
             yield term, units, idf * qtf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
 
@@ -175,8 +177,9 @@ class Postings:
             return []
         units = np.concatenate([u for _, u, _ in parts])
         scores = np.concatenate([s for _, _, s in parts])
-        hit, where = np.unique(units, return_inverse=True)  # the units any term reached (their postings, not N)
-        total = np.bincount(where, weights=scores, minlength=len(hit))
+        total = np.bincount(units, weights=scores, minlength=len(self.unit_ids))  # one pass over the postings
+        hit = np.unique(units) if len(units) < len(self.unit_ids) // 8 else np.flatnonzero(total)
+        total = total[hit]
         if limit < len(hit):
             keep = np.argpartition(-total, limit - 1)[:limit]
             cut = total[keep].min()

@@ -27,6 +27,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from provrag.store.postings import B, K1  # noqa: F401  (Okapi BM25's parameters, shared by both paths)
 from provrag.store.postings import opened as opened_postings
 from provrag.text.words import query_terms, terms_of
 
@@ -39,7 +40,6 @@ STATS_TABLE = "provrag_terms_stats"
 KV_KEY = "provrag.bm25"
 TOKENIZER = "words-snowball-en-v2"  # recorded in the footer: a different tokenizer must not be mixed
 
-K1, B = 1.2, 0.75  # Okapi BM25's usual parameters (Lucene's defaults)
 _BATCH_UNITS = 2048  # units tokenized into one Arrow batch of term rows (memory, not results)
 _ROW_GROUP = 65_536  # rows per parquet row group of terms.parquet (DuckDB skips groups by their term range)
 
@@ -220,6 +220,9 @@ def ensure_terms(con, index_path: Path | None) -> dict:
                 stats["postings"] = str(index_path)
         else:
             stats = None
+    postings = opened_postings(index_path, TOKENIZER) if stats is None else None
+    if postings is not None:  # the postings alone (bench/million.py writes no terms.parquet): no view to scan
+        stats = dict(postings.stats) | {"source": "postings.json", "postings": str(index_path)}
     if stats is None:
         stats = _build_temp(con)
     # the stats live in the connection itself, so they go away with it
