@@ -4,15 +4,20 @@
 
 What it builds. A full index of a million units (load, chunk, skeleton, extraction, communities,
 reports) takes hours on two cores, and a question's retrieval reads none of the graph: `build`
-writes only what retrieval reads — text_units.parquet, documents.parquet, embeddings.parquet, the
-fitted embedder, terms.parquet and INDEX/retrieval/ (postings and IVF) — through provrag's own
-stage functions (index/embed.embed_stage, store/terms.write_terms, store/vectors.write_vectors,
-index/write.write_frame). The text is real and varied, not one document duplicated: the sentences
-of ../shared's texts (bench/big_text.source_texts: the eval split's articles, the novella, the
-speech, the SQuAD and manual PDFs), each unit six consecutive sentences from a seeded random place
-plus two from anywhere, every sentence with 10 % of its words dropped (seeded), ~100 units a
-document. Units are ~150 words (a real unit is ~230): postings per unit are fewer than a real
-index's, the vocabulary is the sources' own (~30,000 terms), so common terms have long postings.
+writes only what retrieval reads — text_units.parquet and documents.parquet (index/write.write_frame),
+embeddings.parquet, the fitted embedder (index/embed.embed_stage), INDEX/retrieval/'s postings and IVF
+(store/postings.write_postings, store/vectors.write_vectors) — and no terms.parquet (the postings
+answer BM25 alone; its SQL fallback is measured on the real dev indexes by bench/retrieval_parity.py).
+The text is real and varied, not one document duplicated: the sentences of ../shared's texts
+(bench/big_text.source_texts: the eval split's articles, the novella, the speech, the SQuAD and manual
+PDFs, ~10,000 sentences), each unit six consecutive sentences from a seeded random place plus two
+from anywhere, 100 units a document. To fit two shared cores the per-unit work is done per sentence:
+each sentence is tokenized once by store/terms.py's tokenizer and a unit's term counts are its
+sentences' summed (exactly what tokenizing the unit gives); the embedder is fitted on the sentences
+and a unit's vector is the normalised sum of its sentences' vectors (TF-IDF's log tf and bigrams
+across sentences make it differ from embedding the unit's text: the vectors are real-text LSA vectors
+of the same kind, which is what the IVF's speed and recall depend on). Units are ~170 words (a real
+one ~230).
 
 What it measures. `measure(index)` asks the SQuAD dev questions (../shared/eval/dev/squad) of the
 index, warm (the index opened, one question asked first), and times provrag.query.retrieve's
@@ -30,7 +35,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import random
 import re
 import shutil
 import statistics
@@ -44,9 +48,7 @@ sys.path.insert(0, str(ROOT))
 from bench.big_text import SHARED, source_texts  # noqa: E402
 
 UNITS_PER_DOCUMENT = 100
-WORD_DROP = 0.10
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
-_FRAME = 50_000  # units made into one frame at a time
 
 
 def sentences(shared: Path = SHARED) -> list[str]:
@@ -263,7 +265,19 @@ def _p(xs: list[float], q: float) -> float:
     return round(statistics.quantiles(xs, n=100)[int(q) - 1], 1) if len(xs) > 1 else round(xs[0], 1)
 
 
-def measure(index: Path, n_questions: int = 40, scans: int = 5, shared: Path = SHARED) -> dict:
+def warm_asks(reader, index: Path, qs: list[str], cfg) -> dict:
+    """The whole warm `ask` (basic search: this index has no graph; not saved) per question, ms."""
+    from provrag.pipelines.ask import run_ask
+
+    times = []
+    for q in qs:
+        t = time.perf_counter()
+        run_ask(q, index, cfg, method="basic", save=False, reader=reader)
+        times.append((time.perf_counter() - t) * 1000)
+    return {"p50": _p(times[1:], 50), "questions": len(times) - 1}  # the first one warms the models
+
+
+def measure(index: Path, n_questions: int = 40, scans: int = 5, shared: Path = SHARED, asks: int = 0) -> dict:
     """Warm retrieval over `index` (see the module docstring): p50/p90 ms of retrieve_units; the
     IVF's recall@100 against the exact scan of every vector; the fused top-10's overlap with the
     exact scan's; the SQL scan of embeddings.parquet alone (the dense channel of an index without
@@ -303,6 +317,8 @@ def measure(index: Path, n_questions: int = 40, scans: int = 5, shared: Path = S
         out["exact_vectors_retrieve_ms"] = {"p50": _p(exact_times, 50)}
         out["top10_overlap_with_exact"] = round(statistics.mean(
             len(set(a[:10]) & set(b[:10])) / max(len(b[:10]), 1) for a, b in zip(tops, exact_tops)), 4)
+        if asks:
+            out["ask_ms"] = warm_asks(reader, Path(index), qs[:asks + 1], cfg)
         if (Path(index) / "terms.parquet").is_file():
             with WithoutRetrievalFiles():
                 _timed_retrievals(reader, qs[:1], cfg)
@@ -320,6 +336,7 @@ def main() -> int:
     ap.add_argument("--reuse", action="store_true", help="measure indexes already built in --work")
     ap.add_argument("--questions", type=int, default=40)
     ap.add_argument("--scans", type=int, default=5, help="questions timed on the fallback scans")
+    ap.add_argument("--asks", type=int, default=0, help="questions timed through the whole warm ask (seconds each)")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args()
     sizes = [int(s) for s in a.units.split(",")]
@@ -330,7 +347,7 @@ def main() -> int:
         if not (a.reuse and (idx / "retrieval" / "vectors.json").is_file()):
             rep["builds"].append(build(idx, n))
     for n in sizes:  # measured one after the other, in one process, after every build
-        r = measure(a.work / f"idx-{n}", a.questions, a.scans)
+        r = measure(a.work / f"idx-{n}", a.questions, a.scans, asks=a.asks)
         r["units"] = n
         rep["runs"].append(r)
         print(json.dumps(r), file=sys.stderr, flush=True)
@@ -343,6 +360,10 @@ def main() -> int:
         lines.append(f"| {r['units']} | {r['retrieve_ms']['p50']} | {r['retrieve_ms']['p90']} | "
                      f"{r['exact_vectors_retrieve_ms']['p50']} | {r['dense_sql_scan_ms']['p50']} | {r['ivf']} | "
                      f"{r['ivf_recall_at_100']} | {r['top10_overlap_with_exact']} |")
+    if big.get("ask_ms"):
+        rep["ratio_ask_p50"] = round(big["ask_ms"]["p50"] / small["ask_ms"]["p50"], 2)
+        lines.append(f"\nwhole warm ask (basic) p50: {small['ask_ms']['p50']} ms at {small['units']}, "
+                     f"{big['ask_ms']['p50']} ms at {big['units']} (÷ {rep['ratio_ask_p50']}; {big['ask_ms']['questions']} questions)")
     lines.append(f"\nretrieve p50 at {big['units']} ÷ at {small['units']}: **{rep['ratio_p50']}** (issue 30: ≤ 2); "
                  f"load average {rep['load_average_at_start']} → {rep['load_average_at_end']}")
     rep["table"] = "\n".join(lines)

@@ -1,9 +1,12 @@
 """Hybrid retrieval of text units: BM25 over the term table + cosine over unit embeddings.
 
-Both channels run inside DuckDB over the index's parquet files (never a whole-table load
-into Python): BM25 is one SQL query over the term table (provrag/store/terms.py), the dense
-channel is `array_cosine_similarity` over embeddings.parquet with the query embedded by
-the index's own embedder. Each channel returns its top `pool` units; the union is then
+Both channels read INDEX/retrieval/, written at index time and memory-mapped here: BM25 from
+the postings of the question's terms (store/postings.py), the dense channel from an IVF of the
+unit vectors (store/vectors.py; exact up to 50,000 units), with the query embedded by the index's
+own embedder — so a question's cost follows its terms and a few lists, not the number of units.
+An index written before them (or a GraphRAG folder) is answered by the scans they replace, in
+DuckDB: one SQL query over the term table (store/terms.py) and `array_cosine_similarity` over
+embeddings.parquet; the trace's channels say which (`index`). Each channel returns its top `pool` units; the union is then
 scored exactly in both channels and fused as
 
     score = w · bm25 / max(bm25) + (1 − w) · max(cos, 0) / max(cos)

@@ -65,12 +65,10 @@ def lookup(sorted_ids: np.ndarray, unit_ids) -> tuple[np.ndarray, np.ndarray]:
 def row_positions(index_path, unit_ids: list[str]) -> dict[str, int] | None:
     """{unit id: its row in text_units.parquet} from INDEX/retrieval/ (unknown ids left out), or
     None for an index without it: DuckDB then finds rows by scanning the id column."""
-    folder = folder_of(index_path) if index_path is not None else None
-    try:
-        st = os.stat(folder / UNIT_ROWS)
-    except (OSError, TypeError):
+    found = mapped(index_path, UNIT_ROWS, _unit_rows)
+    if found is None:
         return None
-    sorted_ids, rows = _unit_rows(str(folder), (st.st_mtime_ns, st.st_ino))
+    sorted_ids, rows = found
     at, ok = lookup(sorted_ids, unit_ids)
     return {u: int(rows[a]) for u, a, found in zip(unit_ids, at.tolist(), ok.tolist()) if found}
 
@@ -220,15 +218,22 @@ def _open(folder: str, stamp: tuple) -> Postings | None:
         return None
 
 
-def opened(index_path, tokenizer: str) -> Postings | None:
-    """The index's postings, memory-mapped once per process (a rebuilt index is opened anew),
-    or None: an index written before them, or by another tokenizer (terms.py falls back to SQL)."""
+def mapped(index_path, name: str, opener):
+    """`opener(folder, stamp)` — an lru_cache'd function — for the index's retrieval/ folder when
+    it holds `name`, else None. The stamp (mtime, inode of `name`) makes a rebuilt index (a new
+    folder swapped in, store/writer.py) open anew while a served one is mapped once per process."""
     if index_path is None:
         return None
     folder = folder_of(index_path)
     try:
-        st = os.stat(folder / META)
+        st = os.stat(folder / name)
     except OSError:
         return None
-    p = _open(str(folder), (st.st_mtime_ns, st.st_ino))
+    return opener(str(folder), (st.st_mtime_ns, st.st_ino))
+
+
+def opened(index_path, tokenizer: str) -> Postings | None:
+    """The index's postings, memory-mapped once per process, or None: an index written before
+    them, or by another tokenizer (terms.py falls back to SQL)."""
+    p = mapped(index_path, META, _open)
     return p if p is not None and p.stats.get("tokenizer") == tokenizer else None

@@ -14,6 +14,11 @@ only retrieval reads it):
     tf            int32    occurrences of the term in the unit
     dl            int32    the unit's length in terms (repeated per row; parquet stores it RLE)
 
+The index pipeline also writes the same rows as memory-mapped postings (store/postings.py,
+INDEX/retrieval/): when an index has them, bm25, term_contributions, idf_of and the spelling fix
+read them instead of the table (a question then reads only its terms' rows at a million units),
+with the same scores; the SQL below is what an index written before them still gets.
+
 A GraphRAG output folder has no such table: `ensure_terms` builds it on the fly into a
 DuckDB temp table from the text_units view. That reads every unit's text once per query,
 which is fine for GraphRAG's small indexes (hundreds of units) and the reason provrag

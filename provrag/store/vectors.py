@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from provrag.store.postings import UNIT_IDS, folder_of, lookup, write_unit_ids
+from provrag.store.postings import UNIT_IDS, folder_of, lookup, mapped, write_unit_ids
 
 META = "vectors.json"
 FORMAT = 1
@@ -174,11 +173,4 @@ def _open(folder: str, stamp: tuple) -> Vectors | None:
 def opened(index_path) -> Vectors | None:
     """The index's IVF, memory-mapped once per process (a rebuilt index is opened anew), or None:
     an index written before it, a GraphRAG folder (retrieve.py then scans embeddings.parquet)."""
-    if index_path is None:
-        return None
-    folder = folder_of(index_path)
-    try:
-        st = os.stat(folder / META)
-    except OSError:
-        return None
-    return _open(str(folder), (st.st_mtime_ns, st.st_ino))
+    return mapped(index_path, META, _open)
