@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from provrag.config import Config
 from provrag.query.why import explain_units
 from provrag.store import terms as lexical
-from provrag.store.units import fetch_units
+from provrag.store.units import fetch_units, read_rows
 
 
 @dataclass
@@ -112,11 +112,10 @@ def fetch_ranked(reader, ids: list[str]) -> dict:
     where = row_positions(getattr(reader, "path", None), ids)
     if where is None:
         return fetch_units(reader, ids)
-    import pyarrow as pa
-
-    reader.con.register("provrag_ranked_rows", pa.table({"id": pa.array(list(where), pa.string()),
-                                                         "row_position": pa.array(list(where.values()), pa.int64())}))
-    return fetch_units(reader, ids, positions="provrag_ranked_rows")
+    if not where:
+        return {}
+    reader.con.register("provrag_ranked_units", read_rows(reader.path, list(where.values())))
+    return fetch_units(reader, ids, rows="provrag_ranked_units")
 
 
 def _finite(x) -> float:

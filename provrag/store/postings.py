@@ -176,13 +176,15 @@ class Postings:
         units = np.concatenate([u for _, u, _ in parts])
         scores = np.concatenate([s for _, _, s in parts])
         total = np.bincount(units, weights=scores, minlength=len(self.unit_ids))  # one pass over the postings
-        hit = np.unique(units) if len(units) < len(self.unit_ids) // 8 else np.flatnonzero(total)
+        found = int(np.count_nonzero(total))  # every share is > 0: a unit any term reached scores > 0
+        if not found:
+            return []
+        if limit < found:
+            cut = total[np.argpartition(-total, limit - 1)[:limit]].min()
+            hit = np.flatnonzero(total >= cut)  # every tie of the last place, then ordered by id below
+        else:
+            hit = np.flatnonzero(total)
         total = total[hit]
-        if limit < len(hit):
-            keep = np.argpartition(-total, limit - 1)[:limit]
-            cut = total[keep].min()
-            keep = np.flatnonzero(total >= cut)  # every tie of the last place, then ordered by id below
-            hit, total = hit[keep], total[keep]
         order = np.lexsort((hit, -total))[:limit]  # rows are in id order: ties by id, as the SQL
         return [(self.unit_ids[r].decode(), float(total[j])) for j, r in zip(order, hit[order])]
 
