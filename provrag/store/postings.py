@@ -175,16 +175,16 @@ class Postings:
             return []
         units = np.concatenate([u for _, u, _ in parts])
         scores = np.concatenate([s for _, _, s in parts])
-        total = np.bincount(units, weights=scores, minlength=len(self.unit_ids))  # one pass over the postings
-        found = int(np.count_nonzero(total))  # every share is > 0: a unit any term reached scores > 0
-        if not found:
-            return []
-        if limit < found:
-            cut = total[np.argpartition(-total, limit - 1)[:limit]].min()
-            hit = np.flatnonzero(total >= cut)  # every tie of the last place, then ordered by id below
-        else:
+        if len(units) * 16 < len(self.unit_ids):  # few postings (rare terms, or the few units asked for)
+            hit, where = np.unique(units, return_inverse=True)
+            total = np.bincount(where, weights=scores, minlength=len(hit))
+        else:  # one pass over the postings into a score per unit; every share is > 0, so hits are the nonzeros
+            total = np.bincount(units, weights=scores, minlength=len(self.unit_ids))
             hit = np.flatnonzero(total)
-        total = total[hit]
+            total = total[hit]
+        if limit < len(hit):
+            keep = np.flatnonzero(total >= total[np.argpartition(-total, limit - 1)[:limit]].min())
+            hit, total = hit[keep], total[keep]  # the last place's ties too, ordered by id below
         order = np.lexsort((hit, -total))[:limit]  # rows are in id order: ties by id, as the SQL
         return [(self.unit_ids[r].decode(), float(total[j])) for j, r in zip(order, hit[order])]
 
