@@ -136,10 +136,12 @@ class Vectors:
                probes: int | None = None) -> list[tuple[str, float]]:
         """(unit id, cosine) best first, ties by id: the given units exactly, else the probed lists."""
         q = np.asarray(vec, dtype=np.float32)
+        if not len(self.vectors):
+            return []
         if q.shape != (int(self.meta["dim"]),):
             raise ValueError(f"the question's vector has {q.size} dimensions, the index's {self.meta['dim']}")
         norm = float(np.linalg.norm(q))
-        if norm == 0 or not len(self.vectors):
+        if norm == 0:
             return []
         q = q / norm
         if unit_ids is not None:
