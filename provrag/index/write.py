@@ -14,13 +14,17 @@ from provrag.store import schema
 from provrag.store import writer as store
 
 _ROWS = 4096  # rows of a table made Arrow and written at once (one row group each)
+# text_units: DuckDB decodes a whole row group to return one unit of it (the ranked units of a question,
+# found by row position): 512 units (~0.5 MB of text) a group keep that read the same at 10k or 1M units
+_UNIT_ROWS = 512
 
 
 def write_frame(folder, name: str, df) -> int:
     """One table's frame as `folder/name.parquet`, a slice of rows at a time (to_arrow copies:
     polars' types → the contract's); returns its rows."""
+    rows = _UNIT_ROWS if name == schema.TEXT_UNITS else _ROWS
     store.write_parts(folder, name, schema.SCHEMAS[name],
-                      (to_arrow(name, df.slice(start, _ROWS)) for start in range(0, max(df.height, 1), _ROWS)))
+                      (to_arrow(name, df.slice(start, rows)) for start in range(0, max(df.height, 1), rows)))
     return df.height
 
 
@@ -31,6 +35,7 @@ def write_index(run: IndexRun) -> None:
     import pyarrow as pa
 
     from provrag.store.terms import write_terms
+    from provrag.store.vectors import write_vectors
 
     tables = {schema.DOCUMENTS: run.documents, schema.TEXT_UNITS: run.text_units, schema.ENTITIES: run.entities,
               schema.RELATIONSHIPS: run.relationships, schema.COMMUNITIES: run.communities,
@@ -49,6 +54,7 @@ def write_index(run: IndexRun) -> None:
     store.write_table(run.tmp, schema.EMBEDDINGS, pa.table({schema.ID: pa.array(ids, pa.string()), "vector": vectors},
                                                            schema=schema.SCHEMAS[schema.EMBEDDINGS]))
     run.embedder.save(run.tmp / EMBEDDER_DIR)
+    write_vectors(run.tmp, ids, run.vectors)  # dense retrieval's memory-mapped IVF (store/vectors.py), rebuilt every run
     # the BM25 term table of ask/verify retrieval (an update tokenizes only new units)
     write_terms(run.tmp, run.text_units, previous=run.previous.path if run.previous and not run.full else None)
     store.write_table(run.tmp, REGISTRY, run.ids.to_arrow())  # every number ever given out (index/ids.py)

@@ -55,6 +55,12 @@ def unit_vectors(reader, unit_ids: list[str]) -> dict:
         return {}
     import numpy as np
 
+    from provrag.store.vectors import opened
+
+    ann = opened(getattr(reader, "path", None))
+    if ann is not None:  # the memory-mapped vectors (store/vectors.py): no scan of embeddings.parquet
+        return ann.vectors_of(list(unit_ids))
+
     rows = reader.con.execute(
         f"SELECT id, vector FROM embeddings WHERE {sql_in(reader.con, 'id', unit_ids, 'vec')}").fetchall()
     return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows if r[1] is not None}

@@ -1,9 +1,12 @@
 """Hybrid retrieval of text units: BM25 over the term table + cosine over unit embeddings.
 
-Both channels run inside DuckDB over the index's parquet files (never a whole-table load
-into Python): BM25 is one SQL query over the term table (provrag/store/terms.py), the dense
-channel is `array_cosine_similarity` over embeddings.parquet with the query embedded by
-the index's own embedder. Each channel returns its top `pool` units; the union is then
+Both channels read INDEX/retrieval/, written at index time and memory-mapped here: BM25 from
+the postings of the question's terms (store/postings.py), the dense channel from an IVF of the
+unit vectors (store/vectors.py; exact up to 50,000 units), with the query embedded by the index's
+own embedder — so a question's cost follows its terms and a few lists, not the number of units.
+An index written before them (or a GraphRAG folder) is answered by the scans they replace, in
+DuckDB: one SQL query over the term table (store/terms.py) and `array_cosine_similarity` over
+embeddings.parquet; the trace's channels say which (`index`). Each channel returns its top `pool` units; the union is then
 scored exactly in both channels and fused as
 
     score = w · bm25 / max(bm25) + (1 − w) · max(cos, 0) / max(cos)
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from provrag.config import Config
 from provrag.query.why import explain_units
 from provrag.store import terms as lexical
-from provrag.store.units import fetch_units
+from provrag.store.units import fetch_units, read_rows
 
 
 @dataclass
@@ -85,6 +88,34 @@ def dense(con, vec, limit: int = 200, unit_ids: list[str] | None = None) -> list
         ORDER BY s DESC, id LIMIT {int(limit)}
     """
     return [(r[0], _finite(r[1])) for r in con.execute(sql, params).fetchall()]
+
+
+def dense_channel(reader, vec, limit: int, unit_ids: list[str] | None, note: dict) -> list[tuple[str, float]]:
+    """`dense` from the index's memory-mapped IVF (store/vectors.py) when it has one, else the
+    scan of embeddings.parquet (an index written before it, a GraphRAG folder); `note["index"]`
+    says which, for the trace."""
+    from provrag.store.vectors import opened
+
+    ann = opened(getattr(reader, "path", None))
+    if ann is None:
+        note["index"] = "embeddings.parquet scan (the index has no retrieval/vectors.npy)"
+        return dense(reader.con, vec, limit, unit_ids)
+    note["index"] = ann.describe()
+    return ann.search(vec, limit, unit_ids)
+
+
+def fetch_ranked(reader, ids: list[str]) -> dict:
+    """fetch_units, finding the units' rows in text_units.parquet from INDEX/retrieval/ (a binary
+    search) rather than by scanning its id column — a million ids — when the index has it."""
+    from provrag.store.postings import row_positions
+
+    where = row_positions(getattr(reader, "path", None), ids)
+    if where is None:
+        return fetch_units(reader, ids)
+    if not where:
+        return {}
+    reader.con.register("provrag_ranked_units", read_rows(reader.path, list(where.values())))
+    return fetch_units(reader, ids, rows="provrag_ranked_units")
 
 
 def _finite(x) -> float:
@@ -224,6 +255,7 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
     timings["terms"] = _ms(t0)
     qterms, fixes = lexical.match_terms(con, question)
     channels["bm25"] = {"source": stats.get("source"), "n_units": stats.get("n_units"),
+                        "index": "postings (memory-mapped)" if stats.get("postings") else "term table scan (SQL)",
                         "query_terms": qterms, "spelling": fixes}
 
     t0 = time.perf_counter()
@@ -238,6 +270,7 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
             lex[uid] = lex.get(uid, 0.0) + sc
 
     den: dict[str, float] = {}
+    dense_note: dict = {}
     t0 = time.perf_counter()
     vec, emb = (None, None)
     if _has_view(con, "embeddings"):
@@ -249,12 +282,12 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
     if vec is not None:
         t0 = time.perf_counter()
         try:
-            den = dict(dense(con, vec, limit=pool, unit_ids=restrict))
+            den = dict(dense_channel(reader, vec, pool, restrict, dense_note))
         except Exception as e:  # dimension mismatch, unreadable vectors: fall back to BM25, say why
             channels["dense_error"] = str(e).splitlines()[0][:200]
             den = {}
         timings["dense"] = _ms(t0)
-    channels["dense"] = {"embedder": getattr(emb, "name", None), "used": bool(den)}
+    channels["dense"] = {"embedder": getattr(emb, "name", None), "used": bool(den)} | dense_note
     if not den:
         weight = 1.0
     channels["lexical_weight"] = weight
@@ -267,7 +300,7 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
         lex.update(dict(lexical.bm25(con, stats, qterms, limit=len(miss_lex), unit_ids=miss_lex)))
     miss_den = [i for i in union if i not in den]
     if miss_den and den and vec is not None:
-        den.update(dict(dense(con, vec, limit=len(miss_den), unit_ids=miss_den)))
+        den.update(dict(dense_channel(reader, vec, len(miss_den), miss_den, {})))
     parts = fusion_parts(lex, den, weight)
     fused = {i: a + b for i, (a, b) in parts.items()}
     if boost:  # only units either channel found: an entity seen in 1,000 units must not flood the ranking
@@ -277,7 +310,7 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
 
     ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
     t0 = time.perf_counter()
-    rows = fetch_units(reader, [i for i, _ in ranked])
+    rows = fetch_ranked(reader, [i for i, _ in ranked])
     timings["fetch"] = _ms(t0)
     cands = []
     for rank, (uid, s) in enumerate(ranked):

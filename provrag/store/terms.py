@@ -14,6 +14,11 @@ only retrieval reads it):
     tf            int32    occurrences of the term in the unit
     dl            int32    the unit's length in terms (repeated per row; parquet stores it RLE)
 
+The index pipeline also writes the same rows as memory-mapped postings (store/postings.py,
+INDEX/retrieval/): when an index has them, bm25, term_contributions, idf_of and the spelling fix
+read them instead of the table (a question then reads only its terms' rows at a million units),
+with the same scores; the SQL below is what an index written before them still gets.
+
 A GraphRAG output folder has no such table: `ensure_terms` builds it on the fly into a
 DuckDB temp table from the text_units view. That reads every unit's text once per query,
 which is fine for GraphRAG's small indexes (hundreds of units) and the reason provrag
@@ -27,6 +32,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from provrag.store.postings import B, K1  # noqa: F401  (Okapi BM25's parameters, shared by both paths)
+from provrag.store.postings import opened as opened_postings
 from provrag.text.words import query_terms, terms_of
 
 if TYPE_CHECKING:  # polars is imported where it is used, not at import time
@@ -38,7 +45,6 @@ STATS_TABLE = "provrag_terms_stats"
 KV_KEY = "provrag.bm25"
 TOKENIZER = "words-snowball-en-v2"  # recorded in the footer: a different tokenizer must not be mixed
 
-K1, B = 1.2, 0.75  # Okapi BM25's usual parameters (Lucene's defaults)
 _BATCH_UNITS = 2048  # units tokenized into one Arrow batch of term rows (memory, not results)
 _ROW_GROUP = 65_536  # rows per parquet row group of terms.parquet (DuckDB skips groups by their term range)
 
@@ -144,6 +150,8 @@ def write_terms(folder: Path, units, previous: Path | None = None) -> dict:
     import polars as pl
     import pyarrow.parquet as pq
 
+    from provrag.store.postings import numbered, write_postings
+
     reused = None
     if previous is not None and isinstance(units, pl.DataFrame):
         reused = previous_terms(previous, set(units["id"].to_list()))
@@ -156,6 +164,13 @@ def write_terms(folder: Path, units, previous: Path | None = None) -> dict:
     else:
         df, *names = _ranked_terms(units)
         stats = stats_of(n, df, "unit")
+    table_order = units["id"].to_list() if isinstance(units, pl.DataFrame) else [u["id"] for u in units]
+    if names is None:
+        all_ids = sorted(set(table_order))
+        ranked, vocabulary = numbered(df, all_ids)
+        write_postings(folder, ranked, all_ids, vocabulary, stats, table_order)
+    else:
+        write_postings(folder, df, *names, stats, table_order)
     # one row group of 65,536 rows at a time (their terms and ids put in just then): the whole table as
     # Arrow would be a second copy of it, ~0.5 GB for a 50 MB text
     writer = None
@@ -206,8 +221,13 @@ def ensure_terms(con, index_path: Path | None) -> dict:
         if stats and stats.get("tokenizer") == TOKENIZER:
             con.execute(f"CREATE OR REPLACE TEMP VIEW {TERMS_VIEW} AS SELECT * FROM read_parquet('{_sql_str(path)}')")
             stats["source"] = "terms.parquet"
+            if opened_postings(index_path, TOKENIZER) is not None:  # an older index has none: SQL scans the table
+                stats["postings"] = str(index_path)
         else:
             stats = None
+    postings = opened_postings(index_path, TOKENIZER) if stats is None else None
+    if postings is not None:  # the postings alone (bench/million.py writes no terms.parquet): no view to scan
+        stats = dict(postings.stats) | {"source": "postings.json", "postings": str(index_path)}
     if stats is None:
         stats = _build_temp(con)
     # the stats live in the connection itself, so they go away with it
@@ -243,8 +263,15 @@ def match_terms(con, question: str) -> tuple[dict[str, int], dict[str, str]]:
     q = query_terms(question)
     if not q:
         return {}, {}
-    found = {r[0] for r in con.execute(
-        f"SELECT DISTINCT term FROM {TERMS_VIEW} WHERE term IN ({_in_list(q)})").fetchall()}
+    postings = _postings(json.loads(con.execute(f"SELECT stats FROM {STATS_TABLE}").fetchall()[0][0]))
+    vocabulary = TERMS_VIEW
+    if postings is not None:  # the vocabulary's own (term, df) rows, not a scan of every posting
+        found = postings.known(q)
+        con.register("provrag_vocabulary", postings.vocabulary_table())
+        vocabulary = "provrag_vocabulary"
+    else:
+        found = {r[0] for r in con.execute(
+            f"SELECT DISTINCT term FROM {TERMS_VIEW} WHERE term IN ({_in_list(q)})").fetchall()}
     missing = [t for t in q if t not in found and len(t) >= 4 and not t[0].isdigit()]
     fixes: dict[str, str] = {}
     if missing:
@@ -252,7 +279,7 @@ def match_terms(con, question: str) -> tuple[dict[str, int], dict[str, str]]:
         # then the first in order: arg_max's pick among ties varied with DuckDB's thread count
         rows = con.execute(f"""
             WITH m AS (SELECT unnest(?::VARCHAR[]) AS w),
-                 v AS (SELECT term, count(*) AS df FROM {TERMS_VIEW} WHERE length(term) >= 3 GROUP BY term),
+                 v AS ({_vocabulary_sql(vocabulary)}),
                  s AS (SELECT w, term, jaro_winkler_similarity(w, term) AS sim,
                               row_number() OVER (PARTITION BY w ORDER BY sim DESC, df DESC, term) AS k
                        FROM m, v)
@@ -264,6 +291,18 @@ def match_terms(con, question: str) -> tuple[dict[str, int], dict[str, str]]:
         if t2:
             out[t2] = out.get(t2, 0) + n
     return out, fixes
+
+
+def _postings(stats: dict):
+    """The index's memory-mapped postings when ensure_terms found them, else None (SQL)."""
+    return opened_postings(stats["postings"], TOKENIZER) if stats.get("postings") else None
+
+
+def _vocabulary_sql(source: str) -> str:
+    """(term, df) of the terms a misspelling may be corrected to."""
+    if source == TERMS_VIEW:
+        return f"SELECT term, count(*) AS df FROM {TERMS_VIEW} WHERE length(term) >= 3 GROUP BY term"
+    return f"SELECT term, df FROM {source} WHERE length(term) >= 3"
 
 
 def _scored_hits(stats: dict, terms: dict[str, int], unit_ids: list[str] | None) -> tuple[str, list]:
@@ -300,6 +339,9 @@ def bm25(con, stats: dict, terms: dict[str, int], limit: int = 200,
     """
     if not terms or (unit_ids is not None and not unit_ids):
         return []
+    postings = _postings(stats)
+    if postings is not None:
+        return postings.bm25(terms, limit, unit_ids)
     sql, params = _scored_hits(stats, terms, unit_ids)
     sql += f"""
         SELECT text_unit_id, sum(score) AS score FROM scored
@@ -315,6 +357,9 @@ def term_contributions(con, stats: dict, terms: dict[str, int], unit_ids: list[s
     scored what it did (the shares of a unit sum to its `bm25` score)."""
     if not terms or not unit_ids:
         return {}
+    postings = _postings(stats)
+    if postings is not None:
+        return postings.contributions(terms, unit_ids)
     sql, params = _scored_hits(stats, terms, unit_ids)
     out: dict[str, dict[str, float]] = {}
     for uid, term, score in con.execute(sql + " SELECT text_unit_id, term, score FROM scored", params).fetchall():
@@ -328,6 +373,10 @@ def idf_of(con, stats: dict, terms) -> dict[str, float]:
     if not terms:
         return {}
     n = max(int(stats.get("n_units") or 1), 1)
-    rows = con.execute(f"SELECT term, count(*) FROM {TERMS_VIEW} WHERE term IN ({_in_list(terms)}) GROUP BY term").fetchall()
-    found = {t: int(c) for t, c in rows}
+    postings = _postings(stats)
+    if postings is not None:
+        found = {t: d for t in terms if (d := postings.df(t))}
+    else:
+        rows = con.execute(f"SELECT term, count(*) FROM {TERMS_VIEW} WHERE term IN ({_in_list(terms)}) GROUP BY term").fetchall()
+        found = {t: int(c) for t, c in rows}
     return {t: (math.log(1 + (n - found[t] + 0.5) / (found[t] + 0.5)) if t in found else 0.0) for t in terms}
