@@ -21,6 +21,16 @@ def _plain(value):
     raise TypeError(f"{type(value).__name__} is not a table value")
 
 
+def int64_column(values):
+    """Integers (a list or a numpy array) as an Arrow int64 array made from their buffer: pa.array()
+    of either goes through the pandas shim too."""
+    import numpy as np
+    import pyarrow as pa
+
+    data = np.ascontiguousarray(np.asarray(values, dtype=np.int64))
+    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+
+
 def table_from_rows(rows: list[dict], schema):
     """The rows as a pyarrow Table of `schema` (same values as Table.from_pylist(rows, schema=schema))."""
     import pyarrow.json as pj

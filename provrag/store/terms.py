@@ -203,6 +203,13 @@ def _kv_stats(con, path: Path) -> dict | None:
     return None
 
 
+def kept_stats(con) -> dict | None:
+    """The BM25 stats ensure_terms kept on `con`, or None (a connection that only has a term table)."""
+    have = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND temporary",
+                       [STATS_TABLE]).fetchall()[0][0]
+    return json.loads(con.execute(f"SELECT stats FROM {STATS_TABLE}").fetchall()[0][0]) if have else None
+
+
 def ensure_terms(con, index_path: Path | None) -> dict:
     """Make the view/temp table `provrag_terms` available on `con`; returns its BM25 stats.
 
@@ -210,10 +217,9 @@ def ensure_terms(con, index_path: Path | None) -> dict:
     table from the text_units view into a temp table (GraphRAG folders, older indexes).
     Idempotent per connection.
     """
-    have = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND temporary",
-                       [STATS_TABLE]).fetchall()[0][0]
-    if have:
-        return json.loads(con.execute(f"SELECT stats FROM {STATS_TABLE}").fetchall()[0][0])
+    have = kept_stats(con)
+    if have is not None:
+        return have
     path = Path(index_path) / TERMS_FILE if index_path is not None else None
     stats = None
     if path is not None and path.is_file():
@@ -263,7 +269,7 @@ def match_terms(con, question: str) -> tuple[dict[str, int], dict[str, str]]:
     q = query_terms(question)
     if not q:
         return {}, {}
-    postings = _postings(json.loads(con.execute(f"SELECT stats FROM {STATS_TABLE}").fetchall()[0][0]))
+    postings = _postings(kept_stats(con) or {})
     vocabulary = TERMS_VIEW
     if postings is not None:  # the vocabulary's own (term, df) rows, not a scan of every posting
         found = postings.known(q)

@@ -117,7 +117,8 @@ def read_rows(index_path, positions: list[int]):
     from pathlib import Path
 
     import numpy as np
-    import pyarrow as pa
+
+    from provrag.store.rows import int64_column
 
     path = Path(index_path) / "text_units.parquet"
     st = os.stat(path)
@@ -129,7 +130,7 @@ def read_rows(index_path, positions: list[int]):
     sizes = first_rows[wanted + 1] - first_rows[wanted]
     start_in_table = dict(zip(wanted.tolist(), (np.cumsum(sizes) - sizes).tolist()))
     take = [start_in_table[g] + int(p - first_rows[g]) for g, p in zip(groups.tolist(), pos)]
-    return table.take(pa.array(take, pa.int64())).append_column("row_position", pa.array(pos, pa.int64()))
+    return table.take(int64_column(take)).append_column("row_position", int64_column(pos))
 
 
 @lru_cache(maxsize=8)
