@@ -29,7 +29,7 @@ import math
 import re
 
 from provrag.config import Config
-from provrag.engines.offline.answer.focus import anchor_term, same_subject, steps_after
+from provrag.engines.offline.answer.focus import anchor_term, same_subject, section_steps, steps_after
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import normalised
 from provrag.text.questions import is_broad, is_procedural
@@ -279,8 +279,16 @@ def focus_read(question: str, answering: list[dict], records: list[dict], idf: d
     if not answering:
         return []
     lead = answering[0]
-    if is_procedural(question) and not lead.get("citation"):
-        return [lead] + steps_after(lead, records[lead["record"]])
+    if is_procedural(question):
+        # the section whose heading names the task is its procedure (focus.section_steps): a
+        # sentence that only points elsewhere ("the detailed procedure … can be found in the
+        # Developer's Reference") shares every word of "How do I orphan a package?" and reads as
+        # answering, but the steps are under "5.9.4 Orphaning a package"
+        steps = section_steps(question, records)
+        if steps:
+            return steps
+        if not lead.get("citation"):
+            return [lead] + steps_after(lead, records[lead["record"]])
     out, seen = [lead], {lead["record"]}
     broad = is_broad(question)
     anchor = anchor_term(idf, lead["sentence"] + " " + (lead.get("antecedent") or ""))
