@@ -62,6 +62,17 @@ def test_a_how_do_i_question_gets_the_steps_of_one_section(manuals_index):
     assert "orphan" in res.answer.lower() and "leave the debian project" not in res.answer.lower()
 
 
+def test_a_sentence_quoted_word_for_word_from_its_source_is_not_removed_by_the_check(manuals_index):
+    """developers-reference.pdf p. 60 says "you can run dcut cancel foo_1.2-1.1_all.changes to
+    cancel your upload"; the judge read the file name's "1.2-1.1" as numbers its own source does
+    not state ("contradicted"), the check removed the only answering sentence and ask abstained."""
+    res = run_ask("How do I cancel an upload that is waiting in a DELAYED queue?", manuals_index, load_config(),
+                  save=False)
+    assert not res.abstained, res.removed_sentences
+    assert "dcut cancel" in res.answer and not res.removed_sentences
+    assert res.sources[0].path.endswith("developers-reference.pdf")
+
+
 def test_a_single_fact_answer_is_not_padded_with_other_subjects(sample_data, tmp_path):
     from provrag.pipelines.index import run_index
 
