@@ -249,8 +249,16 @@ def further_answering(answering: list[dict], threshold: float) -> list[dict]:
     index answer it?), so once the question is answered every sentence that shares its words
     scores high too — "This handbook tells the commissioning team …" reaches 0.94 beside the
     sentence naming the team's leader, though the reader gives it 0.19. What is added beside
-    the lead must state the answer by the model's own reading."""
-    return answering[:1] + [c for c in answering[1:] if c.get("reader_prob", 0.0) >= threshold]
+    the lead must state the answer by the model's own reading: at or above the threshold, or at
+    least as surely as the lead itself. Why the second: on technical manuals the reader often
+    reads every candidate low (the lead at 0.2, chosen by the combination), and a sentence it
+    reads as answering more surely than the lead is no weaker an answer than the lead; cutting
+    it cut the sentence that held the answer ("What does RFA stand for …?": the lead names the
+    wnpp bug, the next sentence spells out "Request For Adoption", the reader reads both ~0.25)."""
+    if not answering:
+        return []
+    floor = min(threshold, float(answering[0].get("reader_prob", threshold)))
+    return answering[:1] + [c for c in answering[1:] if c.get("reader_prob", 0.0) >= floor]
 
 
 def meaning_scores(question: str, cands: list[dict], cfg: Config, weights: dict, info: dict | None) -> list[float]:
