@@ -73,6 +73,17 @@ def test_a_sentence_quoted_word_for_word_from_its_source_is_not_removed_by_the_c
     assert res.sources[0].path.endswith("developers-reference.pdf")
 
 
+def test_a_sentence_the_reader_reads_as_surely_as_the_lead_is_not_cut(manuals_index):
+    """developers-reference.pdf p. 52: "… submit a bug against wnpp and title it RFA: package --
+    short description. RFA stands for Request For Adoption." The reader reads both sentences low
+    (~0.25, under the threshold); the lead is the first, and the second, which holds the answer,
+    was cut for being under the threshold though the reader reads it as surely as the lead."""
+    res = run_ask("What does RFA stand for in a WNPP bug title?", manuals_index, load_config(), save=False)
+    assert not res.abstained
+    assert "Request For Adoption" in res.answer
+    assert res.sources[0].path.endswith("developers-reference.pdf")
+
+
 def test_a_single_fact_answer_is_not_padded_with_other_subjects(sample_data, tmp_path):
     from provrag.pipelines.index import run_index
 
