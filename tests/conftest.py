@@ -204,3 +204,42 @@ def manuals_index(tmp_path_factory, debian_manuals) -> Path:
     out = tmp_path_factory.mktemp("manuals-index") / "idx"
     run_index(debian_manuals, out, load_config())
     return out
+
+
+# TeX Live manuals from one pinned Debian package (texlive-latex-recommended-doc), by sha256
+TEXLIVE_PACKAGE = "texlive-latex-recommended-doc=2022.20230122-3"
+TEXLIVE_PDFS = {"booktabs.pdf": "7052d0760750c97a9fa3ae6e00942768a809f84a05466d36dc9e38f906d98dfe",
+                "microtype.pdf": "87d5dea67dac255eddac75106b3b382e7dc20cf91e493888357664c93a9308f4",
+                "listings.pdf": "9a6e55d925a56c2e84f131242b1d0aa607e22ea2c385539f5561b00bc2e94839",
+                "polyglossia.pdf": "cbe8265b0db057f834d4be1e8c834002c6977defed8b9b878f2cd009e1642f8d"}
+
+
+@pytest.fixture(scope="session")
+def texlive_package(tmp_path_factory) -> Path:
+    """A folder holding the TEXLIVE_PDFS manuals, byte-identical to the pinned Debian package's:
+    fetched once per session with apt-get download (PROVRAG_TEXLIVE: a folder that already holds
+    them, e.g. the output of fetch-debian-docs.sh DIR pdf-texlive)."""
+    import hashlib
+    import os
+    import subprocess
+
+    dest = tmp_path_factory.mktemp("texlive-package") / "pdfs"
+    dest.mkdir()
+    given = os.environ.get("PROVRAG_TEXLIVE")
+    if given:
+        for name in TEXLIVE_PDFS:
+            shutil.copy(Path(given) / name, dest / name)
+    else:
+        work = tmp_path_factory.mktemp("texlive-deb")
+        run = subprocess.run(["apt-get", "download", "-qq", TEXLIVE_PACKAGE], cwd=work, capture_output=True,
+                             text=True, timeout=900)
+        assert run.returncode == 0, f"apt-get download {TEXLIVE_PACKAGE} failed: {run.stderr.strip()[-300:]}"
+        (deb,) = work.glob("*.deb")
+        subprocess.run(["dpkg", "-x", str(deb), str(work / "root")], check=True, timeout=600)
+        for name in TEXLIVE_PDFS:
+            (found,) = (work / "root").rglob(name)
+            shutil.copy(found, dest / name)
+    for name, digest in TEXLIVE_PDFS.items():
+        got = hashlib.sha256((dest / name).read_bytes()).hexdigest()
+        assert got == digest, f"{name} is not the pinned package's ({got[:12]})"
+    return dest

@@ -264,7 +264,11 @@ def match_terms(con, question: str) -> tuple[dict[str, int], dict[str, str]]:
     """The question's terms as found in the index, and the spelling corrections made.
 
     A term absent from the index (a typo: "gaurentee", "Aiken" for "Aken") is replaced by the
-    closest indexed term when Jaro-Winkler similarity ≥ 0.9 (DuckDB built-in), else dropped.
+    closest indexed term when Jaro-Winkler similarity ≥ 0.9 (DuckDB built-in) and the change is a
+    typo's: at most one edit per four letters typed (Damerau-Levenshtein), or the word completed
+    ("serv" → "server"); else dropped. Jaro-Winkler rewards a shared prefix, so alone it read
+    "monokai" (a colour scheme the index never mentions) as "mono": cutting three letters off
+    a word the user typed makes another word, not a fix.
     """
     q = query_terms(question)
     if not q:
@@ -286,11 +290,13 @@ def match_terms(con, question: str) -> tuple[dict[str, int], dict[str, str]]:
         rows = con.execute(f"""
             WITH m AS (SELECT unnest(?::VARCHAR[]) AS w),
                  v AS ({_vocabulary_sql(vocabulary)}),
-                 s AS (SELECT w, term, jaro_winkler_similarity(w, term) AS sim,
-                              row_number() OVER (PARTITION BY w ORDER BY sim DESC, df DESC, term) AS k
-                       FROM m, v)
+                 j AS (SELECT w, term, df, jaro_winkler_similarity(w, term) AS sim FROM m, v),
+                 typo AS (SELECT * FROM j WHERE sim >= 0.9
+                          AND (starts_with(term, w) OR damerau_levenshtein(w, term) <= greatest(1, length(w) // 4))),
+                 s AS (SELECT w, term, sim, row_number() OVER (PARTITION BY w ORDER BY sim DESC, df DESC, term) AS k
+                       FROM typo)
             SELECT w, term, sim FROM s WHERE k = 1""", [missing]).fetchall()
-        fixes = {w: t for w, t, sim in rows if t is not None and sim is not None and sim >= 0.9}
+        fixes = {w: t for w, t, sim in rows if t is not None and sim is not None}
     out: dict[str, int] = {}
     for t, n in q.items():
         t2 = t if t in found else fixes.get(t)

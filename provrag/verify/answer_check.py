@@ -30,6 +30,7 @@ class CheckedAnswer:
     removed: list[dict] = field(default_factory=list)    # {"sentence", "citations", "verdict", "reason"}
     checked: int = 0                                     # claims judged
     kept: int = 0                                        # claims kept
+    quoted: int = 0                                      # kept though the judge said otherwise: quoted word for word
 
     @property
     def emptied(self) -> bool:
@@ -37,7 +38,7 @@ class CheckedAnswer:
         return self.kept == 0
 
     def to_json(self) -> dict:
-        return {"checked": self.checked, "kept": self.kept, "removed": self.removed}
+        return {"checked": self.checked, "kept": self.kept, "kept_as_quoted": self.quoted, "removed": self.removed}
 
 
 def _why(check) -> str:
@@ -67,10 +68,13 @@ def check_answer(reader, answer: str, cfg: Config, engine, question: str | None 
     removed: list[dict] = []
     kept_blocks: set[int] = set()     # blocks a kept sentence relies on
     removed_blocks: set[int] = set()
+    quoted = 0
     for claim in claims:
         check = check_claim(reader, claim, judge, cfg, cited_only=True)
         own = [n for n, blk in enumerate(blocks) if _belongs(blk, claim.span)]
-        if check.verdict == "supported":
+        word_for_word = check.verdict != "supported" and quotes_its_citation(reader, claim.text, check)
+        quoted += word_for_word
+        if check.verdict == "supported" or word_for_word:
             kept_blocks.update(own)
             if claim.from_paragraph:
                 nxt = _next_block(blocks, claim.span[1])
@@ -86,9 +90,43 @@ def check_answer(reader, answer: str, cfg: Config, engine, question: str | None 
         drop.append(claim.span)
         removed_blocks.update(own)
     if not removed:
-        return CheckedAnswer(answer, [], len(claims), len(claims))
+        return CheckedAnswer(answer, [], len(claims), len(claims), quoted)
     cut = drop + [blocks[n].span for n in removed_blocks - kept_blocks]
-    return CheckedAnswer(_without(answer, cut), removed, len(claims), len(claims) - len(removed))
+    return CheckedAnswer(_without(answer, cut), removed, len(claims), len(claims) - len(removed), quoted)
+
+
+def _words(text: str) -> str:
+    return " ".join("".join(ch.lower() if ch.isalnum() else " " for ch in text).split())
+
+
+def quotes_its_citation(reader, sentence: str, check) -> bool:
+    """Whether the sentence stands word for word in a unit it cites (or across the seam of two):
+    then the citation holds it by construction, whatever the judge read. The judge reads a claim
+    for what it asserts and errs on the very text it was taken from (a file name's "1.2-1.1" read
+    as numbers the evidence does not state; a negation two sentences away): an extractive answer's
+    quote removed as "contradicted" by its own source turned answered questions into abstentions."""
+    from provrag.store.units import fetch_units
+
+    words = _words(sentence)
+    if len(words.split()) < 3:
+        return False
+    from provrag.query.resolve import seam_text
+
+    groups = [list(e.text_unit_ids or [e.text_unit_id]) for e in check.cited]
+    rows = fetch_units(reader, list(dict.fromkeys(u for g in groups for u in g if u)))
+    for g in groups:
+        units = [rows[u] for u in g if u in rows]
+        if len(units) == 1:
+            text = units[0].text
+        elif len(units) == 2:   # a quote across a page break: the seam of the two units
+            a, b = sorted(units, key=lambda u: u.char_start or 0)
+            seam = seam_text(a, b)
+            text = seam[0] if seam is not None else None
+        else:
+            continue
+        if text and words in _words(text):
+            return True
+    return False
 
 
 def _belongs(block, span: tuple[int, int]) -> bool:

@@ -7,10 +7,7 @@ session with apt-get download at a pinned version and checked by sha256 (PROVRAG
 folder that already holds them, e.g. the output of fetch-debian-docs.sh DIR pdf-texlive)."""
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,36 +15,16 @@ import pytest
 from provrag.config import load_config
 from provrag.pipelines.verify import run_verify
 
-TEXLIVE_PACKAGE = "texlive-latex-recommended-doc=2022.20230122-3"
-TEXLIVE_PDFS = {"booktabs.pdf": "7052d0760750c97a9fa3ae6e00942768a809f84a05466d36dc9e38f906d98dfe",
-                "microtype.pdf": "87d5dea67dac255eddac75106b3b382e7dc20cf91e493888357664c93a9308f4"}
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+TEXLIVE_PDFS = ("booktabs.pdf", "microtype.pdf")
 
 
 @pytest.fixture(scope="session")
-def texlive_pdfs(tmp_path_factory) -> Path:
-    """booktabs.pdf and microtype.pdf, byte-identical to the pinned Debian package's."""
+def texlive_pdfs(tmp_path_factory, texlive_package) -> Path:
+    """booktabs.pdf and microtype.pdf, byte-identical to the pinned Debian package's (tests/conftest.py)."""
     dest = tmp_path_factory.mktemp("texlive") / "docs"
     dest.mkdir()
-    given = os.environ.get("PROVRAG_TEXLIVE")
-    if given:
-        for name in TEXLIVE_PDFS:
-            shutil.copy(Path(given) / name, dest / name)
-    else:
-        work = tmp_path_factory.mktemp("texlive-deb")
-        run = subprocess.run(["apt-get", "download", "-qq", TEXLIVE_PACKAGE], cwd=work, capture_output=True,
-                             text=True, timeout=900)
-        assert run.returncode == 0, f"apt-get download {TEXLIVE_PACKAGE} failed: {run.stderr.strip()[-300:]}"
-        (deb,) = work.glob("*.deb")
-        subprocess.run(["dpkg", "-x", str(deb), str(work / "root")], check=True, timeout=600)
-        for name in TEXLIVE_PDFS:
-            (found,) = (work / "root").rglob(name)
-            shutil.copy(found, dest / name)
-    for name, digest in TEXLIVE_PDFS.items():
-        assert _sha256(dest / name) == digest, f"{name} is not the pinned package's"
+    for name in TEXLIVE_PDFS:
+        shutil.copy(texlive_package / name, dest / name)
     return dest
 
 

@@ -29,7 +29,7 @@ import math
 import re
 
 from provrag.config import Config
-from provrag.engines.offline.answer.focus import anchor_term, same_subject, steps_after
+from provrag.engines.offline.answer.focus import anchor_term, same_subject, section_steps, steps_after
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import normalised
 from provrag.text.questions import is_broad, is_procedural
@@ -249,8 +249,16 @@ def further_answering(answering: list[dict], threshold: float) -> list[dict]:
     index answer it?), so once the question is answered every sentence that shares its words
     scores high too — "This handbook tells the commissioning team …" reaches 0.94 beside the
     sentence naming the team's leader, though the reader gives it 0.19. What is added beside
-    the lead must state the answer by the model's own reading."""
-    return answering[:1] + [c for c in answering[1:] if c.get("reader_prob", 0.0) >= threshold]
+    the lead must state the answer by the model's own reading: at or above the threshold, or at
+    least as surely as the lead itself. Why the second: on technical manuals the reader often
+    reads every candidate low (the lead at 0.2, chosen by the combination), and a sentence it
+    reads as answering more surely than the lead is no weaker an answer than the lead; cutting
+    it cut the sentence that held the answer ("What does RFA stand for …?": the lead names the
+    wnpp bug, the next sentence spells out "Request For Adoption", the reader reads both ~0.25)."""
+    if not answering:
+        return []
+    floor = min(threshold, float(answering[0].get("reader_prob", threshold)))
+    return answering[:1] + [c for c in answering[1:] if c.get("reader_prob", 0.0) >= floor]
 
 
 def meaning_scores(question: str, cands: list[dict], cfg: Config, weights: dict, info: dict | None) -> list[float]:
@@ -279,8 +287,16 @@ def focus_read(question: str, answering: list[dict], records: list[dict], idf: d
     if not answering:
         return []
     lead = answering[0]
-    if is_procedural(question) and not lead.get("citation"):
-        return [lead] + steps_after(lead, records[lead["record"]])
+    if is_procedural(question):
+        # the section whose heading names the task is its procedure (focus.section_steps): a
+        # sentence that only points elsewhere ("the detailed procedure … can be found in the
+        # Developer's Reference") shares every word of "How do I orphan a package?" and reads as
+        # answering, but the steps are under "5.9.4 Orphaning a package"
+        steps = section_steps(question, records)
+        if steps:
+            return steps
+        if not lead.get("citation"):
+            return [lead] + steps_after(lead, records[lead["record"]])
     out, seen = [lead], {lead["record"]}
     broad = is_broad(question)
     anchor = anchor_term(idf, lead["sentence"] + " " + (lead.get("antecedent") or ""))
