@@ -80,3 +80,24 @@ def test_one_question_readings_never_stand_for_another_asked_at_the_same_time():
         t.join(30)
     assert got == {"a1": [0.9], "b": [0.1], "a2": [0.9]}
     assert reads == ["a", "b"]                   # a's second attempt re-read nothing
+
+
+def test_a_served_index_reads_each_unit_row_once_for_every_request(dulce_v3):
+    from provrag.serve.opened import OpenIndex
+    from provrag.store.units import fetch_units
+
+    opened = OpenIndex(dulce_v3)
+    try:
+        ids = [r[0] for r in opened.reader.con.execute("SELECT id FROM text_units ORDER BY id LIMIT 3").fetchall()]
+        first, second = opened.lend(), opened.lend()        # two requests, a cursor each
+        rows = fetch_units(first, ids[:2])
+        second.con = None                                   # the second request's reads may not touch DuckDB
+        again = fetch_units(second, ids[1::-1])
+        assert list(again) == [ids[1], ids[0]] and again[ids[0]] is rows[ids[0]]
+        second.con = first.con
+        more = fetch_units(second, ids)                     # only the row not read yet is fetched
+        assert list(more) == ids and more[ids[2]].text and more[ids[2]] is fetch_units(first, [ids[2]])[ids[2]]
+        opened.give_back(first, reusable=True)
+        opened.give_back(second, reusable=False)
+    finally:
+        opened.retire()
