@@ -72,13 +72,22 @@ def start_server(provrag: str, index: Path, env: dict, log: Path | None = None,
     raise SystemExit(f"server did not answer /v1/health within {wait:.0f} s")
 
 
-def drive(base: str, path: str, bodies: list[dict], clients: int) -> dict:
-    """Send every body once, `clients` at a time; latencies of the successful ones."""
+def drive(base: str, path: str, bodies: list[dict], clients: int, honour_busy: bool = False) -> dict:
+    """Send every body once, `clients` at a time; latencies of the successful ones. With
+    `honour_busy`, a 429 is waited out (its Retry-After, at most 5 s, as bench/soak.py's clients
+    do) and sent again, the wait counted in the latency, the 429s in "busy_429"."""
     import httpx
+
+    busy = []
 
     def one(body: dict, client: httpx.Client) -> float:
         t0 = time.perf_counter()
-        r = client.post(f"{base}{path}", json=body, timeout=300)
+        while True:
+            r = client.post(f"{base}{path}", json=body, timeout=300)
+            if not (honour_busy and r.status_code == 429):
+                break
+            busy.append(1)
+            time.sleep(min(5.0, float(r.headers.get("retry-after", "1"))))
         r.raise_for_status()
         return time.perf_counter() - t0
 
@@ -90,7 +99,7 @@ def drive(base: str, path: str, bodies: list[dict], clients: int) -> dict:
     for c in http:
         c.close()
     return {"requests": len(times), "clients": clients, "per_s": len(times) / wall,
-            "p50_s": statistics.median(times), "p95_s": pct(times, 0.95)}
+            "p50_s": statistics.median(times), "p95_s": pct(times, 0.95), "busy_429": len(busy)}
 
 
 def cli_times(cmds: list[list[str]], env: dict) -> list[float]:
@@ -140,13 +149,13 @@ def compare(commands: dict[str, str], index: Path, questions: list[str], claims:
             drive(base, "/v1/ask", [{"question": q} for q in questions[-2:]], 1)      # warm
         for c in clients:
             for name, (_, base) in servers.items():
-                r = drive(base, "/v1/ask", bodies, c)
+                r = drive(base, "/v1/ask", bodies, c, honour_busy=True)
                 out[name]["ask"].append(r)
                 print(f"{name:7} /v1/ask {c:2d} client(s): {r['per_s']:6.2f} req/s  p50 {r['p50_s']:.3f} s  "
-                      f"p95 {r['p95_s']:.3f} s", flush=True)
+                      f"p95 {r['p95_s']:.3f} s  ({r['busy_429']} answered 429 first)", flush=True)
         for name, (proc, base) in servers.items():
             if claims:
-                r = drive(base, "/v1/verify", [{"answer": c} for c in claims], 1)
+                r = drive(base, "/v1/verify", [{"answer": c} for c in claims], 1, honour_busy=True)
                 out[name]["verify"] = r
                 print(f"{name:7} /v1/verify per claim: p50 {r['p50_s']:.3f} s  p95 {r['p95_s']:.3f} s", flush=True)
             out[name]["rss_mb"].append(rss_mb(proc))
@@ -182,7 +191,7 @@ def main() -> None:
         claims = claims_of(args.claims or ROOT / "eval" / "manuals" / "claims.jsonl")[: args.n]
         found = compare({"before": args.before, "after": str(Path(sys.executable).parent / "provrag")}, args.index,
                         qs, claims, args.n, [int(c) for c in args.clients.split(",")], env)
-        out = ROOT / "bench" / "results" / f"serve_speed-compare-{dt.date.today()}.json"
+        out = ROOT / "bench" / "results" / f"serve_speed-compare-{args.index.name}-{dt.date.today()}.json"
         out.write_text(json.dumps({"index": str(args.index), "n": args.n, "found": found, "cpus": os.cpu_count(),
                                    "load_avg": os.getloadavg(), "machine": platform.platform()}, indent=1))
         print(f"wrote {out}")
