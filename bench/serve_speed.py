@@ -136,7 +136,8 @@ def compare(commands: dict[str, str], index: Path, questions: list[str], claims:
     `provrag` command ({"before": wrapper of the commit before, "after": this tree}) on `index`,
     in one run: every server started first (idle, they cost nothing), then each measurement run
     on one server after the other, so load that comes and goes on a shared machine falls on both
-    alike. Each ask row gets the same `n` questions; every server is warmed with the same two.
+    alike. Both servers get the same `n` questions at a client count, other ones at the next;
+    every server is warmed with the same two.
     Returns {name: {"ask": rows, "verify": row, "rss_mb": [at start, after the runs]}}."""
     servers = {}
     try:
@@ -144,10 +145,12 @@ def compare(commands: dict[str, str], index: Path, questions: list[str], claims:
             proc, base = start_server(cmd, index, env, log=(log_dir / f"{name}.log") if log_dir else None)
             servers[name] = (proc, base)
         out = {name: {"ask": [], "rss_mb": [rss_mb(proc)]} for name, (proc, _) in servers.items()}
-        bodies = [{"question": questions[i % len(questions)]} for i in range(n)]
         for name, (_, base) in servers.items():
             drive(base, "/v1/ask", [{"question": q} for q in questions[-2:]], 1)      # warm
-        for c in clients:
+        for row, c in enumerate(clients):
+            # other questions at each client count: a question asked before would find its
+            # sentences' MiniLM vectors and its units kept (embeddings/remembered.py, KeptUnits)
+            bodies = [{"question": questions[(row * n + i) % len(questions)]} for i in range(n)]
             for name, (_, base) in servers.items():
                 r = drive(base, "/v1/ask", bodies, c, honour_busy=True)
                 out[name]["ask"].append(r)
