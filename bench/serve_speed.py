@@ -151,7 +151,8 @@ def compare(commands: dict[str, str], index: Path, questions: list[str], claims:
             # other questions at each client count: a question asked before would find its
             # sentences' MiniLM vectors and its units kept (embeddings/remembered.py, KeptUnits)
             bodies = [{"question": questions[(row * n + i) % len(questions)]} for i in range(n)]
-            for name, (_, base) in servers.items():
+            # which goes first alternates: load that rises or falls during the run favours neither
+            for name, (_, base) in (list(servers.items()) if row % 2 == 0 else list(servers.items())[::-1]):
                 r = drive(base, "/v1/ask", bodies, c, honour_busy=True)
                 out[name]["ask"].append(r)
                 print(f"{name:7} /v1/ask {c:2d} client(s): {r['per_s']:6.2f} req/s  p50 {r['p50_s']:.3f} s  "
