@@ -293,8 +293,11 @@ class MiniLMEmbedder(Embedder):
         # One batch per core, each with single-threaded BLAS: numpy releases the GIL in matmuls
         # and ufuncs, so the elementwise half of the pass runs in parallel too, and OpenBLAS's
         # spinning threads do not fight each other when the machine is shared (measured 1.5-6x).
-        workers = min(self.workers, len(batches))
-        with _blas_threads(1 if workers > 1 else None):
+        from provrag.cores import cores_now
+
+        cores, shared = cores_now(self.workers)   # in a server: this request's share of the cores
+        workers = min(cores, len(batches))
+        with _blas_threads(1 if workers > 1 or shared else None):
             if workers > 1:
                 from concurrent.futures import ThreadPoolExecutor
 

@@ -38,6 +38,7 @@ class OpenIndex:
 
     def __init__(self, index_path: Path):
         from provrag.store.reader import IndexNotFound, open_index
+        from provrag.store.units import KeptUnits
 
         try:
             self.reader = open_index(index_path)
@@ -48,6 +49,7 @@ class OpenIndex:
         self.watched = manifest if manifest.is_file() else self.reader.tables["text_units"]
         self.stamp = stamp_of(self.watched)
         self.identity = manifest_identity(self.reader.path)
+        self.kept_units = KeptUnits()
         self.lock = threading.Lock()
         self.idle: list = []
         self.lent = 0
@@ -59,7 +61,11 @@ class OpenIndex:
             if self.retired:
                 return None
             self.lent += 1
-            return self.idle.pop() if self.idle else self.reader.cursor()
+            if self.idle:
+                return self.idle.pop()
+            twin = self.reader.cursor()
+            twin.kept_units = self.kept_units      # unit rows read once per version, by every request
+            return twin
 
     def give_back(self, twin, reusable: bool) -> None:
         with self.lock:

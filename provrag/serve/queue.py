@@ -5,10 +5,12 @@ waits without end: each waiting request holds a thread of the server's pool."""
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from contextlib import contextmanager
 
+from provrag.cores import share
 from provrag.errors import ProvragError
 
 
@@ -26,12 +28,19 @@ class ComputeQueue:
     Hand-written rather than a library: it is a semaphore plus a counter; what it adds is the
     refusal with an estimate of the wait (the mean of recent run times x the queue ahead)."""
 
-    def __init__(self, slots: int, waiting: int, max_wait_s: float = float("inf")):
+    def __init__(self, slots: int, waiting: int, max_wait_s: float = float("inf"), cores: int | None = None):
         self.slots, self.limit, self.max_wait_s = slots, slots + waiting, max_wait_s
         self.semaphore = threading.BoundedSemaphore(slots)
         self.lock = threading.Lock()
         self.admitted = 0              # running + waiting
         self.mean_s = 1.0              # moving mean of a run's seconds (first guess: 1 s)
+        self.running = 0               # holding a slot now
+        self.cores = max(1, cores if cores is not None else (os.cpu_count() or 1))
+
+    def cores_each(self) -> int:
+        """The cores a running request may take now (provrag/cores.py): all while it runs alone,
+        an equal part of them when others run beside it (never fewer than one)."""
+        return max(1, self.cores // max(1, self.running))
 
     @contextmanager
     def turn(self):
@@ -43,8 +52,16 @@ class ComputeQueue:
             self.admitted += 1
         try:
             with self.semaphore:
+                with self.lock:
+                    self.running += 1
+                mine = share.set(self.cores_each)
                 t0 = time.perf_counter()
-                yield
+                try:
+                    yield
+                finally:
+                    share.reset(mine)
+                    with self.lock:
+                        self.running -= 1
                 took = time.perf_counter() - t0
                 with self.lock:
                     self.mean_s = 0.8 * self.mean_s + 0.2 * took

@@ -36,9 +36,11 @@ MAX_ANSWER_CHARS = 50_000
 MAX_QUOTE_CHARS = 2_000
 MAX_TOP_K = 50
 MAX_TRACES = 1_000
-# asks and verifies at once: each runs the MiniLM encoder on every core (BLAS threads); more at
-# once only thrash (measured: 8 concurrent asks on 2 cores gave 0.64 req/s against 0.92 for one at a time)
-COMPUTE_SLOTS = max(1, (os.cpu_count() or 2) // 2)
+# asks and verifies at once: one per core. Each request's MiniLM pass takes its share of the
+# cores (provrag/cores.py: every core alone, one when the slots are full), so requests side by side
+# do not start more threads than there are cores (the thrash that made one slot per two cores
+# the rule before: 8 concurrent asks on 2 cores gave 0.64 req/s against 0.92 one at a time)
+COMPUTE_SLOTS = max(1, os.cpu_count() or 1)
 # asks and verifies that may wait for a compute slot; one more is refused at once (HTTP 429 with
 # Retry-After) rather than queued without end: a crowd gets a fast "come back in N s", never a
 # request that times out after minutes. Each waiting request holds one of the 40 threads of the

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 INLINE_MAX = 5000   # longer id lists are registered as an Arrow table instead of inlined in the SQL
+KEPT_UNITS = 8192   # unit rows a server keeps per index version (~2 KB of text each: ~16 MB)
 
 
 @dataclass
@@ -74,12 +75,55 @@ def sql_in(con, col: str, ids: list[str], tag: str) -> str:
     return f"{col} IN (SELECT v FROM {name})"
 
 
+class KeptUnits:
+    """Unit rows already fetched from one version of an index, kept for the next request (a
+    server's: serve/opened.py puts one on every reader it lends). An ask fetches units five or six
+    times (retrieval, the answer's context, citations, the check) and a server's questions meet
+    the same units again; a version's rows never change (a rebuilt index is a new version, with
+    a store of its own). Bounded: the least recently used go first."""
+
+    def __init__(self, limit: int = KEPT_UNITS):
+        import threading
+        from collections import OrderedDict
+
+        self.limit = limit
+        self.lock = threading.Lock()
+        self.rows: OrderedDict[str, UnitRow] = OrderedDict()
+
+    def get(self, ids: list[str]) -> dict[str, UnitRow]:
+        with self.lock:
+            found = {i: self.rows[i] for i in ids if i in self.rows}
+            for i in found:
+                self.rows.move_to_end(i)
+        return found
+
+    def keep(self, rows: dict[str, UnitRow]) -> None:
+        with self.lock:
+            self.rows.update(rows)
+            while len(self.rows) > self.limit:
+                self.rows.popitem(last=False)
+
+
 def fetch_units(reader, unit_ids, positions: str = "text_units", rows: str | None = None) -> dict[str, UnitRow]:
     """The rows of `unit_ids` (missing ids are left out). `positions` is a table with (id,
     row_position) to look the ids up in: text_units itself, or a resolver's in-memory copy;
     `rows`: a table already holding those units' text_units rows (read_rows), instead of DuckDB
-    finding them in text_units.parquet by position."""
+    finding them in text_units.parquet by position. A reader with `kept_units` (a server's,
+    KeptUnits) reads only the rows it has not kept."""
     ids = [i for i in dict.fromkeys(unit_ids) if i]
+    kept = getattr(reader, "kept_units", None)
+    if kept is None or not ids:
+        return _fetch(reader, ids, positions, rows)
+    found = kept.get(ids)
+    missing = [i for i in ids if i not in found]
+    if missing:
+        fresh = _fetch(reader, missing, positions, rows)
+        kept.keep(fresh)
+        found.update(fresh)
+    return {i: found[i] for i in ids if i in found}
+
+
+def _fetch(reader, ids: list[str], positions: str, rows: str | None) -> dict[str, UnitRow]:
     if not ids:
         return {}
     con = reader.con

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 
 from provrag.config import Config
 from provrag.engines.offline.answer.focus import anchor_term, same_subject, section_steps, steps_after
@@ -74,15 +75,19 @@ def passage_text(record: dict) -> str:
     return " ".join((record.get("text") or "").split())
 
 
-_MEMO: dict = {"question": None}   # one question's readings, kept across ask's attempts (escalate.py)
+# one question's readings, kept across ask's attempts (escalate.py), one per thread: a server
+# answers several questions at once (serve/service.py, a compute slot per core), each request in
+# a thread of its own from start to end; a memo shared by all would let one question's reading
+# of a sentence stand for another's (the same sentence, read against a different question)
+_MEMO = threading.local()
 
 
 def _memo(question: str, kind: str) -> dict:
     """What was read for this question already, by text: a wider retry re-reads only what is new."""
-    if _MEMO.get("question") != question:
-        _MEMO.clear()
-        _MEMO["question"] = question
-    return _MEMO.setdefault(kind, {})
+    memo = getattr(_MEMO, "readings", None)
+    if memo is None or memo.get("question") != question:
+        memo = _MEMO.readings = {"question": question}
+    return memo.setdefault(kind, {})
 
 
 def memoised(question: str, kind: str, keys: list[str], compute) -> list[float]:

@@ -77,10 +77,17 @@ def minilm_meaning(question: str, cands: list[dict], weight: float, maxsim_weigh
     paragraph), scaled like the lexical score for a sentence without the asked-for quantity.
     Sets "cosine", "maxsim", "paragraph_cosine" on each candidate; None when MiniLM is missing."""
     paras = list(dict.fromkeys(c.get("paragraph") or c["sentence"] for c in cands)) if paragraph_weight else []
-    from provrag.embeddings.minilm import MiniLMEmbedder, content_pieces
+    import numpy as np
 
-    # one pass for all: the question, the sentences, then their paragraphs
-    vecs, toks = MiniLMEmbedder().embed_tokens([question] + [c["sentence"] for c in cands] + paras)
+    from provrag.embeddings.minilm import MiniLMEmbedder, content_pieces
+    from provrag.embeddings.remembered import STORE
+
+    # the question and the sentences with their token vectors, the paragraphs pooled only; texts
+    # an earlier question read already come from the process's store (embeddings/remembered.py)
+    embedder = MiniLMEmbedder()
+    vecs, toks = STORE.embed_tokens(embedder, [question] + [c["sentence"] for c in cands])
+    if paras:
+        vecs = np.concatenate([vecs, STORE.embed(embedder, paras)])
     cos = vecs[1:] @ vecs[0]
     para_cos = dict(zip(paras, cos[len(cands):].tolist()))
     qv = content_pieces(*toks[0])

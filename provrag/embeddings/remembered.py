@@ -1,0 +1,84 @@
+"""MiniLM's readings of texts seen before, kept between questions (one store per process).
+
+The offline answerer reads each candidate sentence and its paragraph with all-MiniLM-L6-v2 for
+every question (answer/selection.minilm_meaning): most of a warm ask's time on two cores. What
+MiniLM gives for a text does not depend on the question (each text is encoded on its own: the
+question only meets the vectors in the cosine and MaxSim afterwards), and a server's questions
+meet the same paragraphs again and again (the same manual's section answers many questions). So
+the vectors are kept, by text, in a store bounded by bytes (least recently used out first), and
+only texts not seen before go through the model. What is served from the store is the vector the
+model gave that text earlier, in another batch: equal to a fresh pass up to float rounding
+(~1e-7, the same spread a pass shows between one and two BLAS threads).
+
+Hand-written rather than functools.lru_cache: the bound is in bytes (a paragraph's token vectors
+weigh 100× a sentence's pooled vector) and a batch of misses goes through one model pass.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+MAX_BYTES = 64 << 20     # vectors kept: ~1,500 sentences with their token vectors, or ~40,000 pooled vectors
+
+
+class Remembered:
+    """Pooled vectors and (word pieces, token vectors) of texts, by text; thread-safe."""
+
+    def __init__(self, max_bytes: int = MAX_BYTES):
+        self.max_bytes = max_bytes
+        self.lock = threading.Lock()
+        self.kept: OrderedDict[tuple[str, bool], tuple] = OrderedDict()
+        self.bytes = 0
+        self.hits = self.misses = 0
+
+    def embed(self, embedder, texts: list[str]) -> np.ndarray:
+        """embedder.embed(texts), each text through the model only once."""
+        return self._read(embedder, texts, False)[0]
+
+    def embed_tokens(self, embedder, texts: list[str]) -> tuple[np.ndarray, list]:
+        """embedder.embed_tokens(texts), each text through the model only once."""
+        return self._read(embedder, texts, True)
+
+    def _read(self, embedder, texts: list[str], with_tokens: bool):
+        key_of = [(embedder.weights_sha256, t, with_tokens) for t in texts]
+        found: dict = {}
+        with self.lock:
+            for k in key_of:
+                if k in self.kept:
+                    self.kept.move_to_end(k)
+                    found[k] = self.kept[k]
+            self.hits += sum(1 for k in key_of if k in found)
+        todo = list(dict.fromkeys(k for k in key_of if k not in found))
+        if todo:
+            fresh_texts = [k[1] for k in todo]
+            if with_tokens:
+                vecs, toks = embedder.embed_tokens(fresh_texts)
+            else:
+                vecs, toks = embedder.embed(fresh_texts), [None] * len(fresh_texts)
+            with self.lock:
+                self.misses += len(todo)
+                for k, v, tk in zip(todo, vecs, toks):
+                    entry = (np.array(v), tk)
+                    found[k] = entry
+                    self._keep(k, entry)
+        vecs = np.stack([found[k][0] for k in key_of]) if key_of else np.zeros((0, embedder.dim), np.float32)
+        return vecs, [found[k][1] for k in key_of]
+
+    def _keep(self, key, entry) -> None:
+        if key in self.kept:
+            return
+        self.kept[key] = entry
+        self.bytes += entry_bytes(entry)
+        while self.bytes > self.max_bytes and self.kept:
+            _, old = self.kept.popitem(last=False)
+            self.bytes -= entry_bytes(old)
+
+
+def entry_bytes(entry) -> int:
+    vec, toks = entry
+    return vec.nbytes + (toks[1].nbytes + 60 * len(toks[0]) if toks is not None else 0) + 200
+
+
+STORE = Remembered()     # the process's: MiniLM is the same model for every index it serves
