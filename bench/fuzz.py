@@ -1,6 +1,6 @@
 """`make fuzz`: the attack tests (tests/attack) at their large budget, and their figures.
 
-usage: python bench/fuzz.py [--out FILE] [-- extra pytest arguments]
+usage: python bench/fuzz.py [--out FILE] [--tests PATH ...] [--stop-after S] [-- extra pytest arguments]
 
 Runs `pytest -m fuzz tests/attack` with PROVRAG_FUZZ=full (Schemathesis: every operation, valid and
 invalid data, 150 cases each, with and without the token; the MCP attacks; every property at its
@@ -16,6 +16,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -93,7 +94,9 @@ def markdown(res: dict) -> str:
     lines = [f"# fuzz — {res['date']}", "",
              f"`make fuzz` (PROVRAG_FUZZ=full) at commit {git.get('commit', '?')[:10]}"
              f"{' (with uncommitted changes)' if git.get('uncommitted_changes') else ''}, started {res.get('started', '?')}"
-             f"{', pytest arguments ' + ' '.join(res['pytest_args']) if res.get('pytest_args') else ''}: pytest exit "
+             f"{', pytest arguments ' + ' '.join(res['pytest_args']) if res.get('pytest_args') else ''}, tests "
+             f"{' '.join(res.get('tests_run') or ['tests/attack'])} in that order"
+             f"{', INTERRUPTED after ' + str(round(res['interrupted_after_s'])) + ' s' if res.get('interrupted_after_s') else ''}: pytest exit "
              f"{res['pytest_exit']}, {res['seconds']} s on the shared {res['machine']['cpus']}-core machine (other "
              f"developers' jobs ran at the same time: 1-minute load {load.get('min', '?')}–{load.get('max', '?')}, "
              f"mean {load.get('mean', '?')}, sampled every {load.get('every_s', '?')} s).", "",
@@ -130,6 +133,12 @@ def main() -> int:
     ap.add_argument("--merge", type=Path, action="append", default=[],
                     help="also count the rows of this counts file (tests of tests/attack run apart, e.g. the crash "
                          "trials with PROVRAG_FUZZ=full PROVRAG_FUZZ_COUNTS=FILE pytest tests/attack/test_crash.py)")
+    ap.add_argument("--tests", nargs="+", default=["tests/attack"],
+                    help="what pytest runs, in this order (default: tests/attack); e.g. the files one by one, the "
+                         "ones that matter most first, on a machine that may not give the run its whole time")
+    ap.add_argument("--stop-after", type=float, default=None, metavar="S",
+                    help="interrupt pytest (SIGINT) after S seconds: the tests that finished are recorded, the "
+                         "results say the run was interrupted")
     args, extra = ap.parse_known_args()
     counts = Path(tempfile.mkstemp(suffix=".jsonl")[1])
     env = dict(os.environ, PROVRAG_FUZZ="full", PROVRAG_FUZZ_COUNTS=str(counts))
@@ -139,13 +148,20 @@ def main() -> int:
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load = LoadSampler()
     load.start()
-    code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-m", "fuzz", "tests/attack", f"--junitxml={junit}",
-                            *[a for a in extra if a != "--"]], cwd=ROOT, env=env)
+    pytest = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-m", "fuzz", *args.tests, f"--junitxml={junit}",
+                               *[a for a in extra if a != "--"]], cwd=ROOT, env=env)
+    try:
+        code, interrupted = pytest.wait(timeout=args.stop_after), False
+    except subprocess.TimeoutExpired:        # pytest stops at SIGINT and still writes its report
+        pytest.send_signal(signal.SIGINT)
+        code, interrupted = pytest.wait(), True
     load.stopped.set()
     load.samples.append(os.getloadavg()[0])
     rows = [json.loads(line) for f in (counts, *args.merge) for line in f.read_text().splitlines() if line.strip()]
     res = summarise(rows, code, time.monotonic() - t0)
-    res.update(started=started, git=commit, pytest_args=[a for a in extra if a != "--"], tests=test_outcomes(junit))
+    res.update(started=started, git=commit, tests_run=args.tests,
+               interrupted_after_s=args.stop_after if interrupted else None,
+               pytest_args=[a for a in extra if a != "--"], tests=test_outcomes(junit))
     res["machine"]["load_avg_1min"] = load.summary()
     out = args.out or ROOT / "bench" / "results" / f"fuzz-{dt.date.today()}-{commit['commit'][:7]}.json"
     out.write_text(json.dumps(res, indent=2) + "\n")
