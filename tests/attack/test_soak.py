@@ -16,7 +16,7 @@ def test_a_crowd_gets_answers_or_429_and_the_server_stays_flat(small_served_inde
     from soak import run_soak
 
     env = dict(serve_env, XDG_DATA_HOME=str(tmp_path / "xdg"))
-    res = run_soak(small_served_index, clients=16, seconds=budget(ci=15, full=120), warmup=budget(ci=5, full=30),
+    res = run_soak(small_served_index, clients=16, seconds=budget(ci=10, full=120), warmup=budget(ci=3, full=30),
                    env=env, prepared=3)
     print({k: res[k] for k in ("requests", "ok", "busy_429", "errors")}, res["server"]["end"])
     assert res["errors"] == 0, res["error_examples"]
