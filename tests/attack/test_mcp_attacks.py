@@ -264,7 +264,7 @@ def test_http_clients_that_disconnect_mid_call_leave_the_server_serving(server):
     bodies = [("/v1/ask", json.dumps({"question": "What did Lincoln say about emancipation?"})),
               ("/mcp", call(31, "ask", {"question": "What is the asymptote package?"}).decode()),
               ("/v1/verify", json.dumps({"answer": "Lincoln spoke of emancipation [Data: Sources (1)]."}))]
-    for path, body in bodies * 2:
+    for path, body in bodies * budget(ci=1, full=2):      # each hang-up once in CI, twice under make fuzz
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
             s.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
                       f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body.encode())}\r\n"
