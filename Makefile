@@ -109,7 +109,7 @@ $(LLM_STAMP):
 
 ## fuzz: tests/attack at their large budget (Schemathesis over the HTTP API with and without the token,
 ## MCP over stdio and HTTP, the properties, 30 kill -9 trials of an update while serving) → figures in
-## bench/results/fuzz-<date>.json and .md. `make test` runs the same tests at a short budget.
+## bench/results/fuzz-<date>-<commit>.json and .md. `make test` runs the same tests at a short budget.
 fuzz: $(TSTAMP)
 	$(BIN)/python bench/fuzz.py
 

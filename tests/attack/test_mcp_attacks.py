@@ -7,9 +7,11 @@ argument), and the server keeps serving: a good call after all of them is answer
 from __future__ import annotations
 
 import json
-import select
+import os
+import queue
 import socket
 import subprocess
+import threading
 import time
 
 import httpx
@@ -72,28 +74,84 @@ def request_id(line: bytes):
     return doc.get("id") if isinstance(doc, dict) and isinstance(doc.get("id"), int) else None
 
 
+FIRST_ANSWER_S = 600   # the first call loads the index and the models: minutes on a loaded 2-core machine
+ANSWER_FLOOR_S = 120   # no reply deadline is shorter than this
+ANSWER_FACTOR = 30     # a reply may take this many times a normal answer of the same run
+
+
 class StdioServer:
-    """`provrag mcp --index I` with raw lines on stdin and one JSON reply per line read back."""
+    """`provrag mcp --index I` with raw lines on stdin and one JSON reply per line read back.
+
+    Replies are read by a thread into a queue: select() on the pipe's buffered reader missed a
+    reply that arrived together with the one before it (readline() had already pulled it into
+    Python's buffer, so the pipe looked empty until the deadline), which read as a server that
+    never answered (the FlakyFailure of the first `make fuzz` run).
+
+    A reply's deadline is measured, not guessed: ANSWER_FACTOR times the median round trip of the
+    good calls answered so far in this run (never under ANSWER_FLOOR_S), so a machine at load 20
+    is not reported as a hang while a line the server never answers still fails. After a missed
+    reply the server is spoiled (its late answer would be read as the next one): every later
+    reply fails the same way, so Hypothesis reports the failure instead of a FlakyFailure."""
 
     def __init__(self, index, env, stderr_path):
+        self.stderr_path = stderr_path
         self.stderr = open(stderr_path, "wb")
         self.proc = subprocess.Popen(provrag_command("mcp", "--index", str(index)), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, env=env)
+        self.replies: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self.read_replies, daemon=True).start()
+        self.normal_s: list[float] = []
+        self.missed: str | None = None
+
+    def read_replies(self) -> None:
+        for line in self.proc.stdout:            # until EOF: then b"" says the server closed its stdout
+            self.replies.put(line)
+        self.replies.put(b"")
 
     def send(self, line: bytes) -> None:
         self.proc.stdin.write(line + b"\n")
         self.proc.stdin.flush()
 
-    def reply(self, timeout: float = 120) -> dict | None:
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        line = self.proc.stdout.readline() if ready else b""
-        return json.loads(line) if line else None
+    def deadline_s(self) -> float:
+        if not self.normal_s:
+            return FIRST_ANSWER_S
+        recent = sorted(self.normal_s[-20:])
+        return max(ANSWER_FLOOR_S, ANSWER_FACTOR * recent[len(recent) // 2])
 
-    def close(self) -> int:
+    def reply(self, timeout: float | None = None) -> dict:
+        """The next reply; an AssertionError naming the load and the server's stderr if none comes in time."""
+        if not self.missed:
+            allowed = timeout or self.deadline_s()
+            try:
+                line = self.replies.get(timeout=allowed)
+            except queue.Empty:
+                line = b""
+            if line:
+                return json.loads(line)
+            said = open(self.stderr_path, "rb").read()[-600:].decode(errors="replace")
+            recent = sorted(self.normal_s[-20:])
+            self.missed = (f"no reply within {allowed:.0f} s (normal answers of this run: median "
+                           f"{f'{recent[len(recent) // 2]:.3f} s' if recent else '-'}; load {os.getloadavg()[0]:.1f} "
+                           f"on {os.cpu_count()} cores; server "
+                           f"{'running' if self.proc.poll() is None else f'exited {self.proc.returncode}'}); "
+                           f"its stderr ends: {said!r}")
+        raise AssertionError(self.missed)     # one place: a replay fails where the first run did
+
+    def good_call(self, timeout: float | None = None) -> dict:
+        """GOOD_CALL answered, its round trip counted as a normal answer of this run."""
+        t0 = time.monotonic()
+        self.send(json.dumps(GOOD_CALL).encode())
+        reply = self.reply(timeout)
+        assert reply.get("id") == 999 and not reply["result"].get("isError"), reply
+        assert reply["result"]["structuredContent"]["sources"], reply
+        self.normal_s.append(time.monotonic() - t0)
+        return reply
+
+    def close(self, timeout: float = 180) -> int:
         if self.proc.poll() is None:
             self.proc.stdin.close()
             try:
-                self.proc.wait(timeout=180)
+                self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -105,8 +163,11 @@ class StdioServer:
 def stdio(small_served_index, serve_env, tmp_path):
     server = StdioServer(small_served_index, serve_env, tmp_path / "stderr.log")
     server.send(json.dumps(INIT).encode())
-    assert server.reply()["result"]["serverInfo"]
+    assert server.reply(FIRST_ANSWER_S)["result"]["serverInfo"]
     server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    server.good_call(FIRST_ANSWER_S)
+    server.normal_s.clear()           # the first call loaded the index: not a normal answer
+    server.good_call(FIRST_ANSWER_S)
     yield server
     server.close()
     assert "Traceback" not in (tmp_path / "stderr.log").read_text(errors="replace")
@@ -115,12 +176,10 @@ def stdio(small_served_index, serve_env, tmp_path):
 def test_stdio_every_bad_line_gets_an_error_and_the_server_keeps_serving(stdio):
     for line, expected in BAD_LINES:
         stdio.send(line)
-        reply = stdio.reply()
-        assert reply is not None, f"no reply to {line[:60]!r}"
-        check_reply(reply, expected, request_id(line))
-    stdio.send(json.dumps(GOOD_CALL).encode())
-    good = stdio.reply()
-    assert good["id"] == 999 and not good["result"].get("isError") and good["result"]["structuredContent"]["sources"]
+        check_reply(stdio.reply(), expected, request_id(line))
+    stdio.send(b"not json\n" + json.dumps(GOOD_CALL).encode())     # two lines in one write: both answered
+    assert stdio.reply()["error"]["code"] == -32700 and stdio.reply()["id"] == 999
+    stdio.good_call()
 
 
 @settings(max_examples=budget(ci=25, full=400), deadline=None, database=None,
@@ -136,12 +195,13 @@ def test_stdio_any_line_is_answered_or_ignored_and_the_server_keeps_serving(stdi
     """Any line at all: the server answers it (a request or garbage) or, a notification or a
     response, stays silent; then a good call still gets its answer, with its own id."""
     count("mcp stdio: any line")
+    t0 = time.monotonic()
     stdio.send(line)
     stdio.send(json.dumps(GOOD_CALL).encode())
     for _ in range(2):
         reply = stdio.reply()
-        assert reply is not None, f"no reply after {line[:60]!r}"
         if reply.get("id") == 999 and "result" in reply:
+            stdio.normal_s.append(time.monotonic() - t0)
             break
         assert "error" in reply or "result" in reply, reply
     else:
@@ -150,16 +210,25 @@ def test_stdio_any_line_is_answered_or_ignored_and_the_server_keeps_serving(stdi
 
 
 def test_stdio_client_that_disconnects_mid_call_ends_the_server_cleanly(small_served_index, serve_env, tmp_path):
-    """The client closes stdin while an ask runs: the server ends (exit 0), without a traceback."""
+    """The client closes stdin while an ask runs: the server ends (exit 0), without a traceback,
+    within a few times what a whole ask took in this run (an ask left running for a client that
+    is gone, or a server that never exits, fails; a loaded machine does not)."""
+    question = {"question": "How do I install add-on packages in R?"}
     server = StdioServer(small_served_index, serve_env, tmp_path / "stderr.log")
     server.send(json.dumps(INIT).encode())
-    assert server.reply()
+    assert server.reply(FIRST_ANSWER_S)
     server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-    server.send(call(5, "ask", {"question": "How do I install add-on packages in R?"}))
-    time.sleep(0.3)
     t0 = time.monotonic()
-    code = server.close()
-    assert code == 0 and time.monotonic() - t0 < 180   # the running ask ends first (seconds; minutes on a loaded machine)
+    server.send(call(4, "ask", question))
+    assert server.reply(FIRST_ANSWER_S)["result"]["structuredContent"]["answer"]
+    whole_ask_s = time.monotonic() - t0        # the first ask, models loaded: longer than the next
+    server.send(call(5, "ask", question))
+    time.sleep(0.3)
+    allowed = max(30.0, 3 * whole_ask_s)
+    t0 = time.monotonic()
+    code = server.close(timeout=allowed)
+    took = time.monotonic() - t0
+    assert code == 0 and took < allowed, (code, took, whole_ask_s)
     assert "Traceback" not in (tmp_path / "stderr.log").read_text(errors="replace")
 
 
@@ -195,9 +264,9 @@ def test_http_clients_that_disconnect_mid_call_leave_the_server_serving(server):
     bodies = [("/v1/ask", json.dumps({"question": "What did Lincoln say about emancipation?"})),
               ("/mcp", call(31, "ask", {"question": "What is the asymptote package?"}).decode()),
               ("/v1/verify", json.dumps({"answer": "Lincoln spoke of emancipation [Data: Sources (1)]."}))]
-    for path, body in bodies * 2:
+    for path, body in bodies * budget(ci=1, full=2):      # each hang-up once in CI, twice under make fuzz
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-            s.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            s.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
                       f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body.encode())}\r\n"
                       f"\r\n{body}".encode())
             time.sleep(0.05)     # the call has started; the client goes away
@@ -206,4 +275,6 @@ def test_http_clients_that_disconnect_mid_call_leave_the_server_serving(server):
     assert good.status_code == 200 and good.json()["result"]["structuredContent"]["sources"]
     asked = httpx.post(server.url + "/v1/ask", json={"question": "What did Alice see?"}, timeout=300)
     assert asked.status_code == 200 and asked.json()["answer"]
-    assert "Traceback" not in server.output()
+    # the hung-up MCP calls reached the tool: a Host without the port was refused at the door
+    # (the SDK's DNS-rebinding check), which tested nothing of a call cut off mid-way
+    assert "Traceback" not in server.output() and "Invalid Host header" not in server.output()

@@ -212,7 +212,7 @@ CONTENT = st.one_of(st.binary(max_size=3000), st.text(max_size=2000).map(lambda 
                         lambda head: st.binary(max_size=500).map(lambda tail: head + tail)))
 
 
-@settings(max_examples=budget(ci=3, full=40), **FUZZ)
+@settings(max_examples=budget(ci=2, full=40), **FUZZ)
 @given(files=st.dictionaries(st.tuples(NAME, SUFFIX).map(b"".join), CONTENT, min_size=1, max_size=6))
 def test_any_file_name_and_content_under_docs_is_recorded(tmp_path_factory, small_corpus, cfg, files):
     import duckdb
