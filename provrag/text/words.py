@@ -12,6 +12,7 @@ stop-word lists, each kept for the reason its caller needs it (all of them here,
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from functools import lru_cache
 from itertools import count
@@ -91,12 +92,20 @@ s t d ll m re ve
 """.split())
 
 
-@lru_cache(maxsize=1)
-def _snowball():
-    """Snowball English (Porter 2): well kept, pure Python, the one stemmer of provrag."""
-    import snowballstemmer
+_per_thread = threading.local()
 
-    return snowballstemmer.stemmer("english")
+
+def _snowball():
+    """Snowball English (Porter 2): well kept, pure Python, the one stemmer of provrag. One per
+    thread: a stemmer keeps the word it works on in its own fields, so two server requests
+    stemming at once in one stemmer corrupted each other ("string index out of range" under
+    `make fuzz` once a server ran two asks at a time)."""
+    stemmer = getattr(_per_thread, "snowball", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _per_thread.snowball = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 @lru_cache(maxsize=200_000)

@@ -104,6 +104,17 @@ def test_blank_means_one_thing_to_the_schema_and_to_the_server(server, text):
     assert r.status_code == (422 if blank else 200), (text, r.status_code, r.text[:200])
 
 
+@pytest.mark.parametrize("top_k", [True, False, 2.0, "3"])
+def test_top_k_is_an_integer_to_the_server_as_to_the_schema(server, top_k):
+    """`top_k` is "integer" in /openapi.json; pydantic's lax mode read JSON true as 1 and answered
+    200 (Schemathesis, make fuzz at 316edf9). Every non-integer is refused, an integer is not."""
+    r = httpx.post(server.url + "/v1/resolve", json={"answer": "Lincoln [Data: Sources (1)].", "top_k": top_k},
+                   timeout=120)
+    assert r.status_code == 422, (top_k, r.status_code, r.text[:200])
+    ok = httpx.post(server.url + "/v1/resolve", json={"answer": "Lincoln [Data: Sources (1)].", "top_k": 2}, timeout=120)
+    assert ok.status_code == 200, ok.text[:200]
+
+
 @pytest.mark.parametrize("document", [
     "..%2F..%2Fetc%2Fpasswd", "..%2F..%2F..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "%2F%2Fetc%2Fpasswd",
     "..", "...", "%2E%2E", "R-FAQ.pdf%00", "R-FAQ%00.pdf", "%00", "..%5C..%5Cetc%5Cpasswd",
