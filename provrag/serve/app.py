@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Literal
+from typing import Annotated, Literal
 
 from fastapi import FastAPI, Query
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
@@ -65,6 +66,24 @@ class Strict(BaseModel):
 NOT_BLANK = r"[^\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 
+def json_integer(value):
+    """An integer as JSON Schema's `integer` means it: a number without a fraction (2 and 2.0),
+    never true/false or "2". pydantic's lax int read JSON true as 1 (Schemathesis: `"top_k": true`
+    answered 200) and its strict int refused 19.0, which the schema allows."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            isinstance(value, float) and not value.is_integer()):
+        raise ValueError("must be an integer")
+    return int(value)
+
+
+def text_integer(value):
+    """An integer in a URL (query or path): digits, with an optional minus, and nothing else; lax
+    int also read "0.0" as 0, a value the schema's `integer` does not spell."""
+    if isinstance(value, str) and not re.fullmatch(r"-?[0-9]+", value):
+        raise ValueError("must be an integer")
+    return value
+
+
 class AskRequest(Strict):
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=NOT_BLANK, description="The question.")
     method: Literal["auto", "global", "local", "basic"] | None = Field(
@@ -94,9 +113,9 @@ class AnswerOrTrace(Strict):
 
 
 class ResolveRequest(AnswerOrTrace):
-    # strict: the schema says integer, and pydantic's lax mode would read JSON true as 1 (Schemathesis
-    # found `"top_k": true` answered 200 where the schema refuses it)
-    top_k: StrictInt | None = Field(None, ge=1, le=MAX_TOP_K, description="Sources per cited sentence.")
+    # the bounds before the validator: after it, pydantic's schema spells them "ge"/"le", not minimum/maximum
+    top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K), BeforeValidator(json_integer)] | None = Field(
+        None, description="Sources per cited sentence.")
 
 
 class VerifyRequest(AnswerOrTrace):
@@ -288,7 +307,8 @@ def add_routes(app: FastAPI, service: IndexService) -> None:
 
     @app.get("/v1/traces", summary="provrag log --json",
              responses=declared(422, result={"type": "array", "items": document_with("trace_id", "kind")}))
-    def traces(n: int = Query(20, ge=0, le=MAX_TRACES), text: str | None = Query(None, max_length=200),
+    def traces(n: Annotated[int, Query(ge=0, le=MAX_TRACES), BeforeValidator(text_integer)] = 20,
+               text: str | None = Query(None, max_length=200),
                kind: Literal["ask", "verify"] | None = None) -> Response:
         return json_body(service.traces(n=n, text=text, kind=kind))
 
@@ -308,7 +328,8 @@ def add_routes(app: FastAPI, service: IndexService) -> None:
     @app.get("/v1/documents/{document:path}/pages/{page}", summary="A PDF page as PNG, the quote highlighted",
              response_class=Response,
              responses={**declared(400, 404, 422), 200: {"content": {"image/png": {}}}})
-    def page_image(document: str = PathParam(max_length=200), page: int = PathParam(ge=1, le=100_000),
+    def page_image(document: Annotated[str, PathParam(max_length=200)],
+                   page: Annotated[int, PathParam(ge=1, le=100_000), BeforeValidator(text_integer)],
                    quote: str | None = Query(None, max_length=MAX_QUOTE_CHARS)) -> Response:
         drawn = service.page_image(document, page, quote)
         version = served_version.get()
