@@ -21,6 +21,7 @@ match maps straight back to character boxes.
 from __future__ import annotations
 
 import io
+import threading
 import unicodedata
 from pathlib import Path
 
@@ -210,6 +211,12 @@ def _open(pdf):
         raise RenderError(f"not a readable PDF: {str(e).splitlines()[0][:120] if str(e) else type(e).__name__}") from None
 
 
+# pdfium is not thread-safe (pypdfium2's documentation: never call it from two threads at once):
+# a server drawing two page images at a time crashed in libpdfium (SIGSEGV, `make fuzz`'s soak
+# once asks ran two at a time). Every drawing in a process takes this lock.
+PDFIUM_LOCK = threading.Lock()
+
+
 def render_page(pdf_path, page_no: int, quote: str | None, scale: float = DEFAULT_SCALE,
                 max_width: int = DEFAULT_MAX_WIDTH, draw: bool = True) -> dict:
     """Render physical page `page_no` (1-based) of a PDF (path or bytes) with `quote` highlighted.
@@ -218,8 +225,13 @@ def render_page(pdf_path, page_no: int, quote: str | None, scale: float = DEFAUL
     per highlighted line], "found": bool, "match": how the quote was found or None,
     "coverage": share of the quote on this page, "n_pages"}. Raises RenderError (one line)
     when the file or page cannot be drawn; a quote not on the page is not an error
-    (found=False, the page is still drawn).
+    (found=False, the page is still drawn). One drawing at a time per process (PDFIUM_LOCK).
     """
+    with PDFIUM_LOCK:
+        return _render_page(pdf_path, page_no, quote, scale, max_width, draw)
+
+
+def _render_page(pdf_path, page_no: int, quote: str | None, scale: float, max_width: int, draw: bool) -> dict:
     from PIL import Image, ImageDraw
 
     pdf = _open(pdf_path)
