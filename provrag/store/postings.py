@@ -204,29 +204,11 @@ class Postings:
         if self._vocab_table is None:
             import pyarrow as pa
 
-            from provrag.store.rows import int64_column
+            from provrag.store.rows import int64_column, strings_of
 
             terms = strings_of(np.asarray(self.vocabulary))
             self._vocab_table = pa.table({"term": terms, "df": int64_column(np.diff(np.asarray(self.offsets)))})
         return self._vocab_table
-
-
-def strings_of(fixed):
-    """A numpy array of fixed-width UTF-8 bytes ('S' dtype, NUL-padded) as an Arrow string array,
-    built from buffers: pyarrow's conversion of a numpy 'S' array goes through its pandas shim and
-    imports pandas (~0.3 s, ~40 MB) into every cold ask (tests/test_cold_ask.py)."""
-    import pyarrow as pa
-
-    n = len(fixed)
-    lengths = np.char.str_len(fixed).astype(np.int32) if n else np.zeros(0, np.int32)
-    offsets = np.zeros(n + 1, np.int32)
-    np.cumsum(lengths, out=offsets[1:])
-    width = fixed.dtype.itemsize
-    data = np.zeros(0, np.uint8)
-    if n:   # row by row, each term's bytes up to its length (NUL padding dropped)
-        grid = np.ascontiguousarray(fixed).view(np.uint8).reshape(n, width)
-        data = grid[np.arange(width)[None, :] < lengths[:, None]]
-    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data)))
 
 
 @lru_cache(maxsize=8)

@@ -1,10 +1,10 @@
-"""The vocabulary's terms as Arrow strings, built from numpy buffers (store/postings.strings_of):
+"""The vocabulary's terms as Arrow strings, built from numpy buffers (store/rows.strings_of):
 the same strings pyarrow's own conversion gives, without importing pandas into a question."""
 from __future__ import annotations
 
 import numpy as np
 
-from provrag.store.postings import strings_of
+from provrag.store.rows import strings_of
 
 
 def test_terms_of_every_length_and_script_come_back_as_written():
