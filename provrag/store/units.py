@@ -161,16 +161,20 @@ def read_rows(index_path, positions: list[int]):
     from pathlib import Path
 
     import numpy as np
+    import pyarrow.parquet as pq
 
     from provrag.store.rows import int64_column
 
     path = Path(index_path) / "text_units.parquet"
     st = os.stat(path)
-    handle, first_rows = _units_file(str(path), (st.st_mtime_ns, st.st_ino))
+    footer, first_rows = _units_file(str(path), (st.st_mtime_ns, st.st_ino))
     pos = np.unique(np.asarray(positions, np.int64))
     groups = np.searchsorted(first_rows, pos, side="right") - 1
     wanted = np.unique(groups)
-    table = handle.read_row_groups(wanted.tolist(), columns=list(UNIT_COLUMNS))
+    # a reader of its own per call, over the footer parsed once: one pyarrow ParquetFile read
+    # from two server threads at once crashed the process (tests/store/test_units_threads.py)
+    with pq.ParquetFile(path, metadata=footer) as handle:
+        table = handle.read_row_groups(wanted.tolist(), columns=list(UNIT_COLUMNS))
     sizes = first_rows[wanted + 1] - first_rows[wanted]
     start_in_table = dict(zip(wanted.tolist(), (np.cumsum(sizes) - sizes).tolist()))
     take = [start_in_table[g] + int(p - first_rows[g]) for g, p in zip(groups.tolist(), pos)]
@@ -179,10 +183,11 @@ def read_rows(index_path, positions: list[int]):
 
 @lru_cache(maxsize=8)
 def _units_file(path: str, stamp: tuple):
-    """(pyarrow ParquetFile, first row of each row group and the row count after the last)."""
+    """(the file's parsed footer, first row of each row group and the row count after the last).
+    The footer, not an open ParquetFile: a reader is not safe to share between threads."""
     import numpy as np
     import pyarrow.parquet as pq
 
-    handle = pq.ParquetFile(path)
-    counts = [handle.metadata.row_group(i).num_rows for i in range(handle.metadata.num_row_groups)]
-    return handle, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    footer = pq.read_metadata(path)
+    counts = [footer.row_group(i).num_rows for i in range(footer.num_row_groups)]
+    return footer, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
