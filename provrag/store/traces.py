@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import uuid
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -111,7 +112,17 @@ def trace_dirs(index_path=None) -> list[Path]:
     return dirs
 
 
+# the registry is read, changed and written back whole: a server's threads storing traces at once
+# each wrote back its own copy, and folders remembered by one were lost under another's
+_REMEMBERING = threading.Lock()
+
+
 def _remember(folder: Path) -> None:
+    with _REMEMBERING:
+        _remember_now(folder)
+
+
+def _remember_now(folder: Path) -> None:
     reg = _data_home() / "trace_dirs.json"
     try:
         known = json.loads(reg.read_text()) if reg.exists() else []

@@ -120,7 +120,10 @@ def may_write(folder: Path) -> bool:
         if not os.access(index_dir, os.W_OK):
             return False
         folder.mkdir(exist_ok=True)
-        probe = folder / f".probe-{os.getpid()}"
+        # a name of its own per call: a server's threads probe at once, and a probe named after
+        # the process alone was one thread's to unlink under another ("cannot write": a trace
+        # sent to the user folder; tests/store/test_trace_threads.py)
+        probe = folder / f".probe-{os.getpid()}-{secrets.token_hex(4)}"
         probe.write_bytes(b"")
         probe.unlink()
         return True
