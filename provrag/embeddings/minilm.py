@@ -25,6 +25,7 @@ import importlib.util
 import json
 import math
 import os
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -205,25 +206,34 @@ class _Bert:
 
 
 _MODELS: dict[str, tuple] = {}   # model folder -> (bert, tokenizer, weights sha, tokenizer sha): load once per process
+# a server's first requests come at once: without it each thread that found the model missing
+# loaded it (tests/embeddings/test_minilm_threads.py)
+_LOADING = threading.Lock()
 
 
 def _load_model(folder: Path):
     key = str(folder)
-    if key not in _MODELS:
-        from tokenizers import Tokenizer
+    with _LOADING:
+        if key not in _MODELS:
+            _MODELS[key] = _loaded(folder)
+        return _MODELS[key]
 
-        wsha = _sha256(folder / "model.safetensors")
-        tsha = _sha256(folder / "tokenizer.json")
-        for fname, got, want in (("model.safetensors", wsha, OFFICIAL_WEIGHTS_SHA256),
-                                 ("tokenizer.json", tsha, OFFICIAL_TOKENIZER_SHA256)):
-            if got != want:
-                raise MiniLMUnavailable(f"{folder / fname} is not the official {MODEL_ID} file (sha256 {got[:12]}…, "
-                                        f"expected {want[:12]}…): reinstall with {INSTALL_HINT}")
-        tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        tok.enable_truncation(max_length=MAX_SEQ_LENGTH)
-        tok.no_padding()  # we pad per length-sorted batch ourselves
-        _MODELS[key] = (_Bert(folder), tok, wsha, tsha)
-    return _MODELS[key]
+
+def _loaded(folder: Path) -> tuple:
+    """The model files checked against the official digests, the tokenizer and the weights."""
+    from tokenizers import Tokenizer
+
+    wsha = _sha256(folder / "model.safetensors")
+    tsha = _sha256(folder / "tokenizer.json")
+    for fname, got, want in (("model.safetensors", wsha, OFFICIAL_WEIGHTS_SHA256),
+                             ("tokenizer.json", tsha, OFFICIAL_TOKENIZER_SHA256)):
+        if got != want:
+            raise MiniLMUnavailable(f"{folder / fname} is not the official {MODEL_ID} file (sha256 {got[:12]}…, "
+                                    f"expected {want[:12]}…): reinstall with {INSTALL_HINT}")
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tok.enable_truncation(max_length=MAX_SEQ_LENGTH)
+    tok.no_padding()  # we pad per length-sorted batch ourselves
+    return _Bert(folder), tok, wsha, tsha
 
 
 class MiniLMEmbedder(Embedder):
