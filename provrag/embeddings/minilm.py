@@ -353,14 +353,6 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-# BLAS's thread count is the process's, not a thread's: requests side by side share one limit,
-# set by the first to enter and given back by the last to leave. Each setting its own and
-# restoring what it found left a request running with every BLAS thread once another had left,
-# and the process at one thread after both (tests/embeddings/test_minilm_threads.py)
-_BLAS_LOCK = threading.Lock()
-_blas_limit: dict = {"users": 0, "limits": None}
-
-
 @contextmanager
 def _blas_threads(n: int | None):
     """Limit BLAS threads for a block (threadpoolctl comes with scikit-learn); no-op if None."""
@@ -372,18 +364,8 @@ def _blas_threads(n: int | None):
     except ImportError:
         yield
         return
-    with _BLAS_LOCK:
-        if _blas_limit["users"] == 0:
-            _blas_limit["limits"] = threadpool_limits(limits=n, user_api="blas")
-        _blas_limit["users"] += 1
-    try:
+    with threadpool_limits(limits=n, user_api="blas"):
         yield
-    finally:
-        with _BLAS_LOCK:
-            _blas_limit["users"] -= 1
-            if _blas_limit["users"] == 0:
-                _blas_limit.pop("limits").restore_original_limits()
-                _blas_limit["limits"] = None
 
 
 def _as_text(t) -> str:
