@@ -272,16 +272,10 @@ class MiniLMEmbedder(Embedder):
             return out
         enc = self._tok.encode_batch(texts)
         lengths = np.array([len(e.ids) for e in enc])
-        order = np.argsort(-lengths, kind="stable")  # longest first: padding only within similar lengths
-        batches, i = [], 0
-        while i < len(order):
-            take = max(1, min(self.batch_size, _TOKENS_PER_BATCH // int(lengths[order[i]])))
-            # and no text under half the batch's longest: padding a short sentence to a
-            # paragraph's length costs more than the extra pass
-            while take > 1 and 2 * lengths[order[min(i + take, len(order)) - 1]] < lengths[order[i]]:
-                take -= 1
-            batches.append(order[i:i + take])
-            i += take
+        from provrag.cores import cores_now
+
+        cores, _ = cores_now(self.workers)   # in a server: this request's share of the cores
+        batches = plan_batches(lengths, self.batch_size, cores)
 
         def run(idx: np.ndarray) -> None:
             longest = int(lengths[idx[0]])
@@ -302,12 +296,10 @@ class MiniLMEmbedder(Embedder):
 
         # One batch per core, each with single-threaded BLAS: numpy releases the GIL in matmuls
         # and ufuncs, so the elementwise half of the pass runs in parallel too, and OpenBLAS's
-        # spinning threads do not fight each other when the machine is shared (measured 1.5-6x).
-        from provrag.cores import cores_now
-
-        cores, shared = cores_now(self.workers)   # in a server: this request's share of the cores
+        # spinning threads do not fight each other when the machine is shared (measured 1.5-6x;
+        # a pass of one batch left to OpenBLAS's own threads took 9x as long at load ~9).
         workers = min(cores, len(batches))
-        with _blas_threads(1 if workers > 1 or shared else None):
+        with _blas_threads(1):
             if workers > 1:
                 from concurrent.futures import ThreadPoolExecutor
 
@@ -346,6 +338,32 @@ class MiniLMEmbedder(Embedder):
         return e
 
 
+def plan_batches(lengths: np.ndarray, batch_size: int, cores: int) -> list[np.ndarray]:
+    """Indices of the texts in each forward pass: longest first, so padding stays within
+    similar lengths; at most `batch_size` texts and ~_TOKENS_PER_BATCH padded word pieces a
+    pass; no text under half its pass's longest (padding a short sentence to a paragraph's
+    length costs more than the extra pass). Then, while there are fewer passes than cores, the
+    costliest pass of several texts is cut in two, so every core has one (each runs with one
+    BLAS thread: see _forward). A text's vector does not depend on its pass (attention is
+    masked; float rounding aside, ~1e-7)."""
+    order = np.argsort(-lengths, kind="stable")
+    batches, i = [], 0
+    while i < len(order):
+        take = max(1, min(batch_size, _TOKENS_PER_BATCH // max(1, int(lengths[order[i]]))))
+        while take > 1 and 2 * lengths[order[min(i + take, len(order)) - 1]] < lengths[order[i]]:
+            take -= 1
+        batches.append(order[i:i + take])
+        i += take
+    while len(batches) < cores:
+        several = [k for k, b in enumerate(batches) if len(b) > 1]
+        if not several:
+            break
+        k = max(several, key=lambda k: len(batches[k]) * int(lengths[batches[k][0]]))
+        half = (len(batches[k]) + 1) // 2
+        batches[k:k + 1] = [batches[k][:half], batches[k][half:]]
+    return batches
+
+
 def _cpu_count() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -354,11 +372,8 @@ def _cpu_count() -> int:
 
 
 @contextmanager
-def _blas_threads(n: int | None):
-    """Limit BLAS threads for a block (threadpoolctl comes with scikit-learn); no-op if None."""
-    if n is None:
-        yield
-        return
+def _blas_threads(n: int):
+    """Limit BLAS threads for a block (threadpoolctl comes with scikit-learn)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:

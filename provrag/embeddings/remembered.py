@@ -46,9 +46,14 @@ class Remembered:
         found: dict = {}
         with self.lock:
             for k in key_of:
-                if k in self.kept:
-                    self.kept.move_to_end(k)
-                    found[k] = self.kept[k]
+                # a pooled vector is also in a pass that kept the text's token vectors (a
+                # one-sentence paragraph is a candidate sentence too: ~a third of the paragraphs
+                # a question reads); the pooled vector is the same computation in both passes
+                for have in (k, (k[0], k[1], True)):
+                    if have in self.kept:
+                        self.kept.move_to_end(have)
+                        found[k] = self.kept[have] if have == k else (self.kept[have][0], None)
+                        break
             self.hits += sum(1 for k in key_of if k in found)
         todo = list(dict.fromkeys(k for k in key_of if k not in found))
         if todo:

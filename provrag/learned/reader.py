@@ -80,6 +80,26 @@ def available() -> bool:
     return weights.is_file() and weights.stat().st_size == m.get("bytes", -1)
 
 
+def session_options():
+    """onnxruntime's options for the reader: its intra-op threads (all cores, at most 4) do not spin.
+
+    Why no spinning: an idle intra-op thread of onnxruntime busy-waits for its next task by
+    default, which pays on a machine that has cores to spare; here a question's MiniLM pass, a
+    server's other requests and other programs share two cores, and spinning threads take the
+    core from the thread that holds the work. Measured on the captured reads of six manuals
+    questions (machine load ~9): 6.3 s spinning, 2.7 s not; the logits are bit for bit the same
+    (the threads only wait differently), so every decision is too. One session for every request
+    rather than one per core share (cores.py): a second session costs ~36 MB of RSS and, without
+    spinning, one thread or two per request measured alike under load."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = int(os.environ.get("PROVRAG_READER_THREADS", "0")) or min(os.cpu_count() or 1, 4)
+    opts.inter_op_num_threads = 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return opts
+
+
 def get() -> "Reader":
     """The reader for the current weights folder, loaded once per process."""
     where = folder().resolve()
@@ -108,10 +128,7 @@ class Reader:
             raise ReaderUnavailable(f"tokenizer {tok} is not the one the reader was trained with")
         import onnxruntime as ort
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = int(os.environ.get("PROVRAG_READER_THREADS", "0")) or min(os.cpu_count() or 1, 4)
-        opts.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(weights), opts, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(weights), session_options(), providers=["CPUExecutionProvider"])
         self.encoder = PairEncoder(tok)
         self.manifest = m
         self.max_length = m["max_length"]

@@ -71,3 +71,17 @@ def test_the_store_keeps_the_newest_within_its_bytes(passes):
     assert passes == [] and vecs.shape == (2, 384) and toks[0][0][:2] == ["r", "is"]
     store.embed(emb, SENTENCES[:1])                      # the oldest was let go; pooled only is a key of its own
     assert passes == [SENTENCES[:1]]
+
+
+def test_a_paragraph_read_as_a_sentence_before_is_not_read_again(passes):
+    """A one-sentence paragraph is also a candidate sentence: its pooled vector comes from the
+    pass that read it with its token vectors."""
+    emb = minilm.MiniLMEmbedder()
+    store = Remembered()
+    vecs, _ = store.embed_tokens(emb, SENTENCES)
+    passes.clear()
+    pooled = store.embed(emb, [SENTENCES[1], PARAGRAPH])
+    assert passes == [[PARAGRAPH]]
+    assert np.array_equal(pooled[0], vecs[1])
+    np.testing.assert_allclose(pooled[0], emb.embed([SENTENCES[1]])[0], atol=1e-6)
+    assert store.embed_tokens(emb, [SENTENCES[1]])[1][0][0][:2] == ["r", "is"]   # tokens still there
