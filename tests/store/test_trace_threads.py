@@ -9,7 +9,6 @@ folders (read, changed and renamed into place by each thread: folders remembered
 were lost under another's)."""
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 

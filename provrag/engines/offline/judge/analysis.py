@@ -45,7 +45,9 @@ class Text:
     pos: list[int] = field(default_factory=list)            # where each of `stems` starts in the text
 
 
-@lru_cache(maxsize=20_000)
+# ~31 KB per text unit's worth: 2,048 of them ~60 MB, where 20,000 could hold ~600 MB in a server that
+# verifies answers over a large index for days (tests/serve/test_cache_bounds.py); a miss costs ~0.6 ms
+@lru_cache(maxsize=2_048)
 def analyse(text: str) -> Text:
     t = Text(raw=text)
     text = normalise(text)
