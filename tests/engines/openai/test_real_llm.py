@@ -173,6 +173,14 @@ def test_items_add_up_and_a_mostly_fallen_back_stage_warns(runs):
             assert not mine, f"{name}: {st} and warnings {warnings}"
 
 
+def test_every_model_step_of_an_index_was_asked(runs):
+    """The corpus is as small as it can be while every step of an index meets the model: cut
+    Lincoln's message to 2,000-6,000 characters and no entity or relationship has two
+    descriptions, so the summarize step is never asked (measured on 2026-11-26, lane/threads)."""
+    stages = runs["manifest"]["llm"]["by_stage"]
+    assert all(stages.get(step, {}).get("calls", 0) > 0 for step in ("extract", "summarize", "report")), stages
+
+
 def test_the_index_has_entities_and_reports(runs):
     entities, reports = table_rows(runs["idx"], "entities"), table_rows(runs["idx"], "community_reports")
     assert len(entities) > 0
