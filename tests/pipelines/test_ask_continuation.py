@@ -3,7 +3,6 @@ Live manuals (the pinned texlive-latex-recommended-doc PDFs of tests/conftest.py
 a folder that already holds them)."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,19 +10,14 @@ import pytest
 from provrag.config import load_config
 from provrag.pipelines.ask import run_ask
 
-PDFS = ("booktabs.pdf", "microtype.pdf", "listings.pdf", "polyglossia.pdf")
-
 
 @pytest.fixture(scope="module")
 def four_manuals_index(tmp_path_factory, texlive_package) -> Path:
+    """An offline index of the four pinned manuals (booktabs, microtype, listings, polyglossia)."""
     from provrag.pipelines.index import run_index
 
-    docs = tmp_path_factory.mktemp("four-manuals") / "docs"
-    docs.mkdir()
-    for name in PDFS:
-        shutil.copy(texlive_package / name, docs / name)
     out = tmp_path_factory.mktemp("four-manuals-index") / "idx"
-    run_index(docs, out, load_config())
+    run_index(texlive_package, out, load_config())
     return out
 
 
