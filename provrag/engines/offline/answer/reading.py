@@ -30,7 +30,7 @@ import re
 import threading
 
 from provrag.config import Config
-from provrag.engines.offline.answer.focus import anchor_term, same_subject, section_steps, steps_after
+from provrag.engines.offline.answer.focus import anchor_term, points_elsewhere, same_subject, section_steps, steps_after
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import normalised
 from provrag.text.questions import is_broad, is_procedural
@@ -276,8 +276,8 @@ def continuation(lead: dict, cands: list[dict], records: list[dict], threshold: 
     done by setting the key showonlyrefs …"; "The numbers will be divided by 1000, so that a
     stretch limit of 10 means …" / "The default stretch limit is 20." The reader reads such a
     second half low on its own (0.05-0.25: SQuAD-style spans name their subject), so
-    further_answering's bar cut it. Nothing between them (no heading), and not a question
-    (a FAQ's next entry): [] otherwise."""
+    further_answering's bar cut it. Nothing between them (no heading), not a question (a FAQ's
+    next entry), not a pointer elsewhere (focus.points_elsewhere): [] otherwise."""
     end = lead.get("end")
     if end is None or not 0 <= lead["record"] < len(records):
         return []
@@ -287,7 +287,7 @@ def continuation(lead: dict, cands: list[dict], records: list[dict], threshold: 
         return []
     nxt = min(after, key=lambda c: c["start"])
     if text[end:nxt["start"]].strip() or nxt["prob"] < threshold or "?" in nxt["sentence"] \
-            or any(c is nxt for c in have):
+            or points_elsewhere(nxt["sentence"]) or any(c is nxt for c in have):
         return []
     return [dict(nxt, continues_lead=True)]
 
