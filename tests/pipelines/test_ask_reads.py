@@ -65,6 +65,19 @@ def test_who_leads_the_team_answers_with_the_sentence_that_names_her_and_nothing
     assert res.checked and res.removed_sentences == []
 
 
+@pytest.mark.parametrize("question, pointer", [
+    ("Who maintains the macOS port of R?", "has more details"),
+    ("Where do I send feedback about the R FAQ?", "are described in"),
+])
+def test_a_pointer_elsewhere_after_the_lead_is_not_added(small_index, question, pointer):
+    """R-FAQ.pdf: the sentence after the lead only sends the reader elsewhere ("The "R for macOS
+    FAQ" (…) has more details.", "Features specific to the Windows and macOS ports of R are
+    described in the "R for Windows FAQ" …"): it completes nothing, so it is not kept after it."""
+    res = run_ask(question, small_index, load_config(), save=False)
+    assert not res.abstained and res.sources[0].path.endswith("R-FAQ.pdf")
+    assert pointer not in res.answer, res.answer
+
+
 def test_a_question_nothing_answers_tries_two_wider_routes_then_abstains(small_index):
     """Each attempt is in the trace with its route, scope, outcome and stages; the abstention
     lists the closest passages, never as citations."""

@@ -18,11 +18,21 @@ closers). What a person asking wants depends on the question:
 """
 from __future__ import annotations
 
+import re
+
 from provrag.engines.offline.answer.wording import clean
 from provrag.text.questions import is_broad, is_procedural
 from provrag.text.sentences import is_heading, split_sentences
 from provrag.text.words import query_terms, terms_of
 
+# a sentence that only sends the reader elsewhere ("See Uploaders for the syntax of that field.",
+# "The R for macOS FAQ (…) has more details.", "… are described in the R for Windows FAQ") states
+# nothing itself; a parenthesis "(see … for details)" inside a statement does not count
+POINTS_ELSEWHERE = re.compile(
+    r"^\s*(?:see|refer to|consult)\b"
+    r"|\b(?:has|have|gives?|contains?|provides?) (?:more|further|additional) (?:details|information)\b"
+    r"|\b(?:is|are) (?:described|explained|documented|discussed|covered) (?:in|on)\b"
+    r"|\bcan be found (?:in|on|at)\b", re.I)
 SAME_STRENGTH = 0.9   # a further sentence is kept only when it scores ≥ this share of the best one
 OTHER_PART_STRENGTH = 0.75  # … or ≥ this share when it answers a part of the question the kept ones do not
 MAX_STEPS = 6         # sentences of a procedure quoted after its first
@@ -33,6 +43,11 @@ def anchor_term(question_idf: dict[str, float], best_sentence: str) -> str | Non
     held = set(terms_of(best_sentence))
     cands = [(w, t) for t, w in question_idf.items() if t in held]
     return max(cands)[1] if cands else None
+
+
+def points_elsewhere(sentence: str) -> bool:
+    """Whether the sentence only refers the reader to another document or section (POINTS_ELSEWHERE)."""
+    return bool(POINTS_ELSEWHERE.search(sentence or ""))
 
 
 def same_subject(anchor: str | None, sentence: str, antecedent: str | None = None) -> bool:

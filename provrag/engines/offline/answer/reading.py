@@ -30,7 +30,7 @@ import re
 import threading
 
 from provrag.config import Config
-from provrag.engines.offline.answer.focus import anchor_term, same_subject, section_steps, steps_after
+from provrag.engines.offline.answer.focus import anchor_term, points_elsewhere, same_subject, section_steps, steps_after
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import normalised
 from provrag.text.questions import is_broad, is_procedural
@@ -174,6 +174,7 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
     cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
     answering = further_answering([c for c in cands if c["prob"] >= threshold], threshold)
     if answering:
+        answering[1:1] = continuation(answering[0], cands, context, threshold, answering)
         answering += other_parts(question, cands, answering, r, paragraphs, threshold)
     picked = focus_read(question, answering, context, idf or {}, n)
     best = cands[0]["prob"] if cands else 0.0
@@ -266,6 +267,31 @@ def further_answering(answering: list[dict], threshold: float) -> list[dict]:
     return answering[:1] + [c for c in answering[1:] if c.get("reader_prob", 0.0) >= floor]
 
 
+def continuation(lead: dict, cands: list[dict], records: list[dict], threshold: float,
+                 have: list[dict]) -> list[dict]:
+    """The sentence right after the lead in its passage, when it was read and answers by the same
+    measure as the lead (its combined probability at or above the threshold): a lead often sets
+    up what the next sentence completes — "Another problem … is the need for showing the
+    equation numbers for only those equations actually referenced." / "In mathtools this can be
+    done by setting the key showonlyrefs …"; "The numbers will be divided by 1000, so that a
+    stretch limit of 10 means …" / "The default stretch limit is 20." The reader reads such a
+    second half low on its own (0.05-0.25: SQuAD-style spans name their subject), so
+    further_answering's bar cut it. Nothing between them (no heading), not a question (a FAQ's
+    next entry), not a pointer elsewhere (focus.points_elsewhere): [] otherwise."""
+    end = lead.get("end")
+    if end is None or not 0 <= lead["record"] < len(records):
+        return []
+    text = records[lead["record"]].get("text") or ""
+    after = [c for c in cands if c["record"] == lead["record"] and c.get("start", -1) >= end]
+    if not after:
+        return []
+    nxt = min(after, key=lambda c: c["start"])
+    if text[end:nxt["start"]].strip() or nxt["prob"] < threshold or "?" in nxt["sentence"] \
+            or points_elsewhere(nxt["sentence"]) or any(c is nxt for c in have):
+        return []
+    return [dict(nxt, continues_lead=True)]
+
+
 def meaning_scores(question: str, cands: list[dict], cfg: Config, weights: dict, info: dict | None) -> list[float]:
     """MiniLM's meaning score of each candidate (selection.minilm_meaning), only when the fitted
     weights use it; 0 for all when they do not, or MiniLM is missing (the trace says so)."""
@@ -308,6 +334,9 @@ def focus_read(question: str, answering: list[dict], records: list[dict], idf: d
     for c in answering[1:]:
         if len(out) >= n:
             break
+        if c.get("continues_lead"):   # completes the lead (continuation): same passage, same subject
+            out.append(c)
+            continue
         if broad and c["record"] in seen:
             continue
         if broad or same_subject(anchor, c["sentence"], c.get("antecedent")):
