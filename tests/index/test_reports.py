@@ -122,7 +122,7 @@ def test_summary_is_the_lead_then_the_most_central_statements(dulce_graph, dulce
     n = load_config().reports.summary_sentences
     for r in dulce_reports.iter_rows(named=True):
         lead, _, rest = r["summary"].partition(". ")
-        assert lead.startswith(f"This community is about ") and "of the index's" in lead
+        assert lead.startswith("This community is about ") and "of the index's" in lead
         parts = re.findall(r"(.+?) \[Data: Sources \((\d+)\)\]", rest)
         assert 1 <= len(parts) <= n
         for sentence, unit in parts:  # quoted from the unit it cites
