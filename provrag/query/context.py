@@ -159,11 +159,12 @@ def engine_answer(engine, question: str, context: list[dict], extra: list[dict],
     coverage = None
     # word coverage of the question by the best passage: one of what a reading engine weighs; a
     # question with no content word the index could hold ("What is R?") has none to measure.
-    # Measured for a model engine too: where the model fails, the offline engine answers in its
-    # place (engines/openai), and it must answer exactly as it would have on its own
+    # Measured whatever the engine: where a model fails, the offline engine answers in its place
+    # (engines/openai) and must answer exactly as it would have on its own (an engine that does
+    # not read ignores it)
     from provrag.text.words import query_terms
 
-    if (engine.reads or engine.name != "offline") and query_terms(question):
+    if query_terms(question):
         from provrag.query.answerable import assess
 
         bm25 = ret.channels.get("bm25") or {}
