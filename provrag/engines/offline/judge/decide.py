@@ -80,6 +80,7 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, *, focus: str |
     support score in [0, 1]. Bad input (None, non-strings, empty) gives "unsupported"."""
     claim = claim if isinstance(claim, str) else ("" if claim is None else str(claim))
     out = []
+    texts = []
     for ev in evidence or []:
         ev = ev if isinstance(ev, str) else ("" if ev is None else str(ev))
         if not claim.strip() or not ev.strip() or not (analyse(claim).stems or analyse(claim).numbers):
@@ -92,4 +93,30 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, *, focus: str |
         span = feat["swap_span"] if label == "contradicted" and feat["slot_swap"] else feat["span"]
         out.append({"label": label, "score": round(s, 4), "reason": _reason(feat, label),
                     "span": list(span), "contradiction": round(c, 4)})
+        texts.append((ev, feat))
+    return outweigh(claim, out, texts)
+
+
+def outweigh(claim: str, out: list[dict], texts: list[tuple[str, dict]]) -> list[dict]:
+    """A text that states the claim otherwise (a swapped name or number, an opposite word, two
+    terms the other way round: the sentence that says all the rest of the claim) outweighs a text
+    whose span supports the claim without stating the words in question: RefChecker's rule takes
+    any support, and a span that covers the claim's other words ("…how to deal with name clashs
+    while using both svgnames and dvipsnames…") must not confirm "dvipsnames colors always
+    overrule svgnames colors" against the sentence that says the opposite. A span that states
+    them still supports (then the swap is about another thing)."""
+    contested = [c for v, (_, feat) in zip(out, texts) if v["label"] == "contradicted" and feat["slot_swap"]
+                 for c, _ in feat["swaps"]]
+    if not contested:
+        return out
+    from provrag.engines.offline.judge.features import states
+
+    for v, (ev, feat) in zip(out, texts):
+        if v["label"] != "supported":
+            continue
+        lacking = [c for c in contested if not states(c, ev[v["span"][0]:v["span"][1]], ev)]
+        if lacking:
+            v["label"] = "unsupported"
+            v["reason"] = (f"not stated: {', '.join(lacking[:2])}, which another source states otherwise; "
+                           + v["reason"].removeprefix("supported: "))
     return out

@@ -17,6 +17,7 @@ from provrag.engines.offline.judge.analysis import (
     spans,
 )
 from provrag.engines.offline.judge.lexicon import ANTONYMS, NUMBER_WORDS, stem
+from provrag.engines.offline.judge.opposites import find_turned
 from provrag.engines.offline.judge.quantities import comparable, qty_ok
 from provrag.engines.offline.judge.roles import subject_conflict
 from provrag.engines.offline.judge.slots import find_swap
@@ -236,6 +237,12 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
     swap = find_swap(c, evidence, [(x + body_start, y + body_start) for x, y in sentences(body)] if body.strip()
                      else [(0, len(evidence))], lambda p, n: coverage(p, n + head_nums), lambda t: _pool(t) | head_pool,
                      _covered, cov, lambda stems: _lcs(c.stems, stems) / max(1, len(c.stems)), order)
+    # else the sentence that says it with a word turned into its opposite, or two terms the other
+    # way round (opposites.py): the claim's own word may stand elsewhere in the span, as in (6)
+    if swap is None:
+        swap = find_turned(c, evidence, [(x + body_start, y + body_start) for x, y in sentences(body)]
+                           if body.strip() else [(0, len(evidence))], lambda p, n: coverage(p, n + head_nums),
+                           lambda t: _pool(t) | head_pool, _covered, lambda t: _negated(t, scope, None))
     return {
         "slot_swap": float(swap is not None),
         "swaps": swap[0] if swap else [],
@@ -270,3 +277,17 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         # word alone ("1912", "earlier") in an unrelated text is no support
         "grounded": focus_cov * coverage(unit_pool, unit.numbers),
     }
+
+
+def states(words: str, span: str, text: str) -> bool:
+    """Does the span (with its text's heading) state every content word, number and opposable
+    word ("below", "all") of `words` — a claim's words that another text states otherwise?"""
+    from provrag.engines.offline.judge.opposites import OPPOSITE
+
+    w, t = analyse(words), analyse(span)
+    head, _ = heading(text)
+    head_t = analyse(head) if head else None
+    pool = _pool(t) | (_pool(head_t) if head_t else frozenset())
+    nums = t.numbers + (head_t.numbers if head_t else [])
+    return all(_covered(s, pool) for s in w.stems) and all(qty_ok(q, nums) for q in w.numbers) \
+        and all(s in pool for s in w.all_stems if s in OPPOSITE)
