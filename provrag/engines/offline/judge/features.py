@@ -127,6 +127,18 @@ def _negated(span: Text, claim_stems: set[str], pool) -> bool:
     return False
 
 
+def _negates_lent(sent: Text, claim: Text, core_pool, pool) -> bool:
+    """Does a negation cue of this sentence scope over a claim word that the claim's core sentence
+    (the span's sentence that states most of it) does not state — a word the span lends from
+    this sentence, which states it negated — where the sentence says at least half the claim's
+    words itself (a sentence about the claim, not an aside that shares its topic word: "Do not
+    include the package name…" beside "The single line synopsis should be kept brief")?"""
+    lent = {s for s in claim.stems if not _covered(s, core_pool)}
+    words = set(claim.stems)
+    return any(w in lent for i in sent.neg_at for w in sent.stems[i:i + 3]) \
+        and 2 * sum(_covered(s, pool) for s in words) >= len(words)
+
+
 def _claim_negated(claim: Text, pool) -> bool:
     """Does a negation of the claim scope over words the span states? The claim's side of the
     rule of `_negated`, used for contradiction only: "no equipment is energised without a permit"
@@ -217,6 +229,12 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         if covs.count(max(covs)) == 1:
             core = texts[covs.index(max(covs))]
             core_pool = _pool(core) | head_pool
+            # …unless the span needs a neighbour for claim words that the neighbour negates: "…which
+            # is rotated by 90 degrees. This does not affect the logical pages, which will not be
+            # rotated…" says nothing for "rotates the logical pages" but under a negation
+            lent = [t for t in texts if t is not core and _negates_lent(t, c, core_pool, _pool(t) | head_pool)]
+            if lent:
+                core, core_pool = lent[0], _pool(lent[0]) | head_pool
     miss_idx = [i for i, s in enumerate(c.stems) if not _covered(s, pool)]
     # with a focus, the question's own quantities are given context: only the answer's are checked
     checked = f_numbers if f_focus is not None else c.numbers
