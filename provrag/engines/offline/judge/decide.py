@@ -99,7 +99,8 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, *, focus: str |
 
 def outweigh(claim: str, out: list[dict], texts: list[tuple[str, dict]]) -> list[dict]:
     """A text that states the claim otherwise (a swapped name or number, an opposite word, two
-    terms the other way round: the sentence that says all the rest of the claim) outweighs a text
+    terms the other way round: the sentence that says all the rest of the claim; or the claim's
+    words under a negation, in a span that says most of the claim) outweighs a text
     whose span supports the claim without stating the words in question: RefChecker's rule takes
     any support, and a span that covers the claim's other words ("…how to deal with name clashs
     while using both svgnames and dvipsnames…") must not confirm "dvipsnames colors always
@@ -107,14 +108,21 @@ def outweigh(claim: str, out: list[dict], texts: list[tuple[str, dict]]) -> list
     them still supports (then the swap is about another thing)."""
     contested = [c for v, (_, feat) in zip(out, texts) if v["label"] == "contradicted" and feat["slot_swap"]
                  for c, _ in feat["swaps"]]
-    if not contested:
+    # …or that states the claim's words under a negation ("bug reports do not count for copyright
+    # purposes" against a span on copyright purposes that never says what counts), where it says as
+    # much of the claim as the supporting span
+    negated = [(" ".join(feat["negated_words"]), feat["coverage"]) for v, (_, feat) in zip(out, texts)
+               if v["label"] == "contradicted" and not feat["slot_swap"] and feat["negation_conflict"]
+               and feat["negated_words"]]
+    if not contested and not negated:
         return out
     from provrag.engines.offline.judge.features import states
 
     for v, (ev, feat) in zip(out, texts):
         if v["label"] != "supported":
             continue
-        lacking = [c for c in contested if not states(c, ev[v["span"][0]:v["span"][1]], ev)]
+        lacking = [c for c in contested + [w for w, cov in negated if cov >= feat["coverage"] - 1e-9]
+                   if not states(c, ev[v["span"][0]:v["span"][1]], ev)]
         if lacking:
             v["label"] = "unsupported"
             v["reason"] = (f"not stated: {', '.join(lacking[:2])}, which another source states otherwise; "

@@ -286,6 +286,9 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         "negation_mismatch": float((c.negations > 0) != _negated(core, scope, core_pool)),
         # the stricter form a contradiction needs: the claim's negation must bear on what the span states
         "negation_conflict": float(_claim_negated(c, core_pool) != _negated(core, scope, core_pool)),
+        # the claim's words a negation of the span scopes over, where the claim affirms them
+        "negated_words": [] if c.negations else list(dict.fromkeys(
+            w for i in core.neg_at for w, s in zip(c.words, c.stems) if s in core.stems[i:i + 3])),
         "antonym": float(bool(ant)),
         # the span gives the claim's deed to another named subject ("the S language which was developed…")
         "subject_conflict": float(subject_conflict(claim, [evidence[x:y] for x, y in parts] or [evidence[a:b]])),
