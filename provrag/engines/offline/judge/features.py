@@ -148,7 +148,9 @@ def _claim_negated(claim: Text, pool) -> bool:
     (`negation_mismatch`). A cue with no content word after it ("did not") is in scope."""
     for i in claim.neg_at:
         after = claim.stems[i:i + 3]
-        if not after or any(_covered(w, pool) for w in after):
+        # the word the negation is on (the first after it: "does not monitor", "was not elected")
+        # must be stated: "Back to normal" does not bear on "does not monitor the normal \ref command"
+        if not after or _covered(after[0], pool):
             return True
     return False
 
