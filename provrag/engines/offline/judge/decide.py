@@ -106,23 +106,23 @@ def outweigh(claim: str, out: list[dict], texts: list[tuple[str, dict]]) -> list
     while using both svgnames and dvipsnames…") must not confirm "dvipsnames colors always
     overrule svgnames colors" against the sentence that says the opposite. A span that states
     them still supports (then the swap is about another thing)."""
-    contested = [c for v, (_, feat) in zip(out, texts) if v["label"] == "contradicted" and feat["slot_swap"]
-                 for c, _ in feat["swaps"]]
+    contested = [(c, feat["swap_coverage"]) for v, (_, feat) in zip(out, texts)
+                 if v["label"] == "contradicted" and feat["slot_swap"] for c, _ in feat["swaps"]]
     # …or that states the claim's words under a negation ("bug reports do not count for copyright
-    # purposes" against a span on copyright purposes that never says what counts), where it says as
-    # much of the claim as the supporting span
-    negated = [(" ".join(feat["negated_words"]), feat["coverage"]) for v, (_, feat) in zip(out, texts)
-               if v["label"] == "contradicted" and not feat["slot_swap"] and feat["negation_conflict"]
-               and feat["negated_words"]]
-    if not contested and not negated:
+    # purposes" against a span on copyright purposes that never says what counts); each where it
+    # says as much of the claim as the supporting span
+    contested += [(" ".join(feat["negated_words"]), feat["coverage"]) for v, (_, feat) in zip(out, texts)
+                  if v["label"] == "contradicted" and not feat["slot_swap"] and feat["negation_conflict"]
+                  and feat["negated_words"]]
+    if not contested:
         return out
     from provrag.engines.offline.judge.features import states
 
     for v, (ev, feat) in zip(out, texts):
         if v["label"] != "supported":
             continue
-        lacking = [c for c in contested + [w for w, cov in negated if cov >= feat["coverage"] - 1e-9]
-                   if not states(c, ev[v["span"][0]:v["span"][1]], ev)]
+        lacking = [c for c, cov in contested if cov >= feat["coverage"] - 1e-9
+                   and not states(c, ev[v["span"][0]:v["span"][1]], ev)]
         if lacking:
             v["label"] = "unsupported"
             v["reason"] = (f"not stated: {', '.join(lacking[:2])}, which another source states otherwise; "
