@@ -305,7 +305,7 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
 def states(words: str, span: str, text: str) -> bool:
     """Does the span (with its text's heading) state every content word, number and opposable
     word ("below", "all") of `words` — a claim's words that another text states otherwise?"""
-    from provrag.engines.offline.judge.opposites import OPPOSITE
+    from provrag.engines.offline.judge.opposites import opposite_words
 
     w, t = analyse(words), analyse(span)
     head, _ = heading(text)
@@ -313,4 +313,4 @@ def states(words: str, span: str, text: str) -> bool:
     pool = _pool(t) | (_pool(head_t) if head_t else frozenset())
     nums = t.numbers + (head_t.numbers if head_t else [])
     return all(_covered(s, pool) for s in w.stems) and all(qty_ok(q, nums) for q in w.numbers) \
-        and all(s in pool for s in w.all_stems if s in OPPOSITE)
+        and all(s in pool for s in w.all_stems if s in opposite_words())

@@ -11,7 +11,8 @@ word and stays silent. They are found here sentence by sentence, as slots.py fin
 or number, and count under the same conditions: the sentence says the rest of the claim (all
 but MAX_MISSING of its content words), and no sentence of the text says the claim as it stands.
 
-Opposites are the judge's antonym pairs (lexicon.ANTONYMS), read on stems. Two terms in the other
+Opposites are the judge's antonym pairs (lexicon.ANTONYMS) and WordNet's (wordnet.py, where
+Debian's wordnet-base is installed), read on stems. Two terms in the other
 order count only around a relation the claim and the sentence share (the words between them, a
 verb or a preposition, in the same order), never around a symmetric one ("A and B", "A with B",
 "between A and B"), nor in the passive ("A is overruled by B" says what "B overrules A" says).
@@ -19,6 +20,7 @@ verb or a preposition, in the same order), never around a symmetric one ("A and 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from provrag.engines.offline.judge.lexicon import ANTONYMS, stem
 from provrag.engines.offline.judge.quantities import qty_ok
@@ -28,10 +30,19 @@ _WORD = re.compile(r"[A-Za-z\u00C0-\u024F][A-Za-z\u00C0-\u024F'’\-]*")
 # relations that read the same both ways round, and the passive's agent: no reversal around them
 _SYMMETRIC = frozenset("and or nor with between vs versus both by".split())
 
-OPPOSITE: dict[str, frozenset[str]] = {}
-for _a, _b in ANTONYMS:
-    OPPOSITE[_a] = OPPOSITE.get(_a, frozenset()) | {_b}
-    OPPOSITE[_b] = OPPOSITE.get(_b, frozenset()) | {_a}
+
+
+@lru_cache(maxsize=1)
+def opposite_words() -> dict[str, frozenset[str]]:
+    """Each stem's opposites: the judge's hand list (lexicon.ANTONYMS) and WordNet's antonyms
+    where Debian's wordnet-base is installed (wordnet.py)."""
+    from provrag.engines.offline.judge.wordnet import opposite_stems
+
+    out = {k: set(v) for k, v in opposite_stems().items()}
+    for a, b in ANTONYMS:
+        out.setdefault(a, set()).add(b)
+        out.setdefault(b, set()).add(a)
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def _words(text: str) -> list[tuple[str, str]]:
@@ -53,7 +64,7 @@ def _opposite(claim_words, sent_words) -> tuple[str, str] | None:
     for surface, s in claim_words:
         if s in have:
             continue
-        for o in OPPOSITE.get(s, ()):
+        for o in opposite_words().get(s, ()):
             if o in have and o not in mine:
                 return surface, next(w for w, x in sent_words if x == o)
     return None
