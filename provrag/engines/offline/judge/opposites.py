@@ -139,7 +139,7 @@ def find_turned(claim, evidence: str, sents: list[tuple[int, int]], coverage, po
         if turned is None or _lacking(claim, pool | ({stem(opposite[0])} if opposite else set()),
                                       st.numbers, covered) > MAX_MISSING:
             continue
-        said = coverage(pool, st.numbers)
+        said = coverage(pool | ({stem(opposite[0])} if opposite else set()), st.numbers)  # the word put back
         # the claim said as it stands elsewhere in the text (as much of it, with the claim's own
         # word, or with its terms in the claim's order): the turned sentence is about another thing
         if any(r[2] is not st and coverage(r[3], r[2].numbers) >= said - 1e-9
