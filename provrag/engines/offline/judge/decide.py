@@ -98,16 +98,19 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, *, focus: str |
 
 
 def outweigh(claim: str, out: list[dict], texts: list[tuple[str, dict]]) -> list[dict]:
-    """A text that states the claim otherwise (a swapped name or number, an opposite word, two
-    terms the other way round: the sentence that says all the rest of the claim; or the claim's
-    words under a negation, in a span that says most of the claim) outweighs a text
+    """A text that states the claim otherwise (an opposite word or two terms the other way round
+    in the sentence that says all the rest of the claim; or the claim's words under a negation,
+    in a span that says most of the claim) outweighs a text
     whose span supports the claim without stating the words in question: RefChecker's rule takes
     any support, and a span that covers the claim's other words ("…how to deal with name clashs
     while using both svgnames and dvipsnames…") must not confirm "dvipsnames colors always
     overrule svgnames colors" against the sentence that says the opposite. A span that states
-    them still supports (then the swap is about another thing)."""
+    them still supports (then the swap is about another thing). A swapped name or number
+    (slots.py) does not outweigh: its alignment may take a run of the claim's names for another
+    document's one ("Charles Lennox Duke of Richmond … 1651" for "Henry VII"), and a supporting
+    text that states the answer is not overruled by it (HaluEval he-dev-0179)."""
     contested = [(c, feat["swap_coverage"]) for v, (_, feat) in zip(out, texts)
-                 if v["label"] == "contradicted" and feat["slot_swap"] for c, _ in feat["swaps"]]
+                 if v["label"] == "contradicted" and feat["turned"] for c, _ in feat["swaps"]]
     # …or that states the claim's words under a negation ("bug reports do not count for copyright
     # purposes" against a span on copyright purposes that never says what counts); each where it
     # says as much of the claim as the supporting span

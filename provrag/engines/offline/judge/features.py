@@ -259,12 +259,14 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
                      _covered, cov, lambda stems: _lcs(c.stems, stems) / max(1, len(c.stems)), order)
     # else the sentence that says it with a word turned into its opposite, or two terms the other
     # way round (opposites.py): the claim's own word may stand elsewhere in the span, as in (6)
-    if swap is None:
+    turned = swap is None
+    if turned:
         swap = find_turned(c, evidence, [(x + body_start, y + body_start) for x, y in sentences(body)]
                            if body.strip() else [(0, len(evidence))], lambda p, n: coverage(p, n + head_nums),
                            lambda t: _pool(t) | head_pool, _covered, lambda t: _negated(t, scope, None))
     return {
         "slot_swap": float(swap is not None),
+        "turned": turned and swap is not None,   # the swap is an opposite word or a reversed pair
         "swaps": swap[0] if swap else [],
         "swap_span": swap[1] if swap else None,
         "swap_coverage": swap[2] if swap else 0.0,
