@@ -27,6 +27,9 @@ from provrag.engines.offline.judge.quantities import qty_ok
 from provrag.engines.offline.judge.slots import MAX_MISSING
 
 _WORD = re.compile(r"[A-Za-z\u00C0-\u024F][A-Za-z\u00C0-\u024F'’\-]*")
+# the claim's words besides the turned one that its sentence must state (a relation and its
+# arguments: "automatic spacing … typewriter font", never one name alone)
+MIN_SAID = 2
 # relations that read the same both ways round, and the passive's agent: no reversal around them
 _SYMMETRIC = frozenset("and or nor with between vs versus both by".split())
 
@@ -138,6 +141,10 @@ def find_turned(claim, evidence: str, sents: list[tuple[int, int]], coverage, po
         # the sentence says the rest of the claim, the claim's word put back in its opposite's place
         if turned is None or _lacking(claim, pool | ({stem(opposite[0])} if opposite else set()),
                                       st.numbers, covered) > MAX_MISSING:
+            continue
+        # and says something of it besides the turned word: two of the claim's other words at
+        # least ("Early in the 1971–72 season, … Reed went down" does not turn "Reed is late")
+        if opposite and sum(covered(x, pool) for x in set(claim.stems) - {stem(opposite[0])}) < MIN_SAID:
             continue
         said = coverage(pool | ({stem(opposite[0])} if opposite else set()), st.numbers)  # the word put back
         # the claim said as it stands elsewhere in the text (as much of it, with the claim's own
