@@ -10,9 +10,11 @@ texts of one call in one batch, and each text's verdict is its best span's:
 
 - *supported* when the best P(supported) of its spans is at least `supported_min_prob`;
 - else *contradicted* when a span's P(contradicted) is at least `contradicted_min_prob` — the
-  text states something else — or when the fitted judge (decide.py) finds the text says the claim
-  otherwise (a swapped name or number, a turned word, a negation): the model reads those as "not
-  supported" and seldom as "contradicted";
+  text states something else — or when a veto keeps the span the model reads as supporting from
+  supporting and the fitted judge (decide.py) finds the text says the claim otherwise (a swapped
+  name or number, a turned word, a negation): the model reads those as supporting or "not
+  supported", seldom as "contradicted" (taken wherever the model does not support, the fitted
+  judge's contradictions called 4 more not-stated claims of eval/manuals contradicted);
 - else *unsupported*: the text does not state the claim ("not stated"), which says nothing
   about whether the claim is false.
 Across the texts, a text that states the claim turned or negated outweighs a supporting one that
@@ -72,7 +74,7 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, reader, focus: 
         pairs.extend(span_text(t, s) for s in sp)
     probs = reader.claim_probs(claim, pairs) if pairs else []
     # the fitted judge's word on each text: its contradictions (a swapped, turned or negated
-    # statement) name what the model reads only as "not supported", and it weighs texts together
+    # statement) name what a vetoed span is, and it weighs the texts together
     fitted, feats = verdicts(claim, texts, vcfg, focus)
     out, k = [], 0
     for t, sp, fit in zip(texts, per_text, fitted):
@@ -92,7 +94,7 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, reader, focus: 
             label, span = "contradicted", con_span
             reason = f"contradicted: the span states otherwise (P contradicted {con:.2f})"
             sup = con_sup
-        elif fit["label"] == "contradicted":
+        elif vetoed and fit["label"] == "contradicted":
             label, span = "contradicted", tuple(fit["span"])
             reason = f"{fit['reason']} (P supported {sup:.2f})"
         elif vetoed:
