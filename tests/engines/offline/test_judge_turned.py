@@ -150,3 +150,24 @@ def test_a_negated_statement_outweighs_a_span_that_never_says_the_negated_words(
     verdicts = judge(claim, others + [stated], CFG)
     assert "supported" not in [v["label"] for v in verdicts], [v["reason"] for v in verdicts]
     assert "contradicted" in [v["label"] for v in verdicts]
+
+
+def test_the_learned_judge_names_a_vetoed_turned_statement_contradicted(texlive):
+    """[verify] judge = "learned": the model reads the fontspec page as supporting the claim with
+    its terms the other way round; the veto keeps it from supporting, and the fitted judge's
+    reading names what the page does: it states otherwise (before: "not stated")."""
+    from provrag.engines.offline.judge.learned import judge as learned_judge
+    from provrag.learned import reader
+
+    if not reader.available():
+        components.missing("the learned reader's weights", "provrag/learned/weights holds no reader.onnx")
+    vcfg = load_config(overrides={"verify": {"judge": "learned"}}).verify
+    text = page(texlive / "fontspec.pdf", "transparent to opaque respectively")
+    (v,) = learned_judge("fontspec's Opacity feature takes a decimal from zero to one, corresponding to opaque to "
+                         "transparent respectively.", [text], vcfg, reader.get())
+    assert v["label"] == "contradicted", v["reason"]
+    xcolor = texlive / "xcolor.pdf"
+    pages = [t for t in _pages(xcolor) if "dvipsnames" in t and "svgnames" in t]
+    verdicts = learned_judge("With xcolor, dvipsnames colors always overrule svgnames colors with identical names.",
+                             pages, vcfg, reader.get())
+    assert "supported" not in [v["label"] for v in verdicts], [v["reason"] for v in verdicts]
