@@ -32,6 +32,11 @@ matter, computed between the claim and the best-matching span of ONE evidence te
    its own, between the same neighbouring words ("LaTeX's \\cline command" for "LaTeX's \\hline
    command", "version 0.14f or later" for "version 1.20 or later"), even where the claim's own
    word stands elsewhere in the text (slots.py).
+6b. turned — the sentence that says the rest of the claim with one of its words turned into its
+   opposite (the hand list's antonyms and WordNet's, where Debian's wordnet-base is installed:
+   "comes out above" for "below", "disabled" for "enabled") or two of its terms the other way
+   round around the same relation ("transparent to opaque" for "opaque to transparent"), under
+   the swap's conditions (opposites.py); a swap found this way counts as a swap (6).
 7. similarity — character n-gram cosine between claim and span (robust to inflection and
    transliteration), and the longest common subsequence of content words (word order: who did
    what to whom).
@@ -51,6 +56,9 @@ config.toml [verify], so a user can read and change them. Decision for one span:
   names others and the contradiction score is at or above `contradict_threshold` (never on low
   overlap alone);
 - else *unsupported*.
+Across the texts of one claim (decide.outweigh): a text that states the claim turned (6b) or its
+words under a negation, saying as much of the claim as a supporting span, outweighs that span when
+it does not state the words in question — RefChecker's rule otherwise lets any loose support win.
 
 Modules, in the order the data flows:
   lexicon     the hand-written word lists (function words, negation cues, antonyms, number
@@ -59,6 +67,9 @@ Modules, in the order the data flows:
   analysis    a text as the judge reads it (Text, analyse) and its candidate spans
   roles       who did it: the claim's subject against the doer of its deed in the span
   slots       a swapped word: another name or number in the claim's place in its sentence
+  opposites   a turned word: an opposite in the claim's word's place, or two terms the other way round
+  wordnet     WordNet's antonyms from Debian's wordnet-base, where installed (never downloaded)
   features    the features of a claim against the best span of one evidence text
-  decide      the fitted linear scores, the vetoes, the verdict and its reason (`judge`)
+  decide      the fitted linear scores, the vetoes, the verdict and its reason (`judge`), and
+              how the texts of one claim weigh against each other (`outweigh`)
 """

@@ -78,13 +78,21 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, *, focus: str |
     """One verdict per evidence text, never one joined premise: {"label", "score", "reason",
     "span": [start, end] of the best span in that text, "contradiction": score}. `score` is the
     support score in [0, 1]. Bad input (None, non-strings, empty) gives "unsupported"."""
+    out, texts = verdicts(claim, evidence, vcfg, focus)
+    return outweigh(out, texts)
+
+
+def verdicts(claim, evidence, vcfg: VerifySettings, focus: str | None = None) -> tuple[list[dict], list[tuple]]:
+    """Each text's verdict on its own, and (text, its features) beside it (features None where
+    there was nothing to compare): what `outweigh` weighs across the texts."""
     claim = claim if isinstance(claim, str) else ("" if claim is None else str(claim))
-    out = []
+    out, texts = [], []
     for ev in evidence or []:
         ev = ev if isinstance(ev, str) else ("" if ev is None else str(ev))
         if not claim.strip() or not ev.strip() or not (analyse(claim).stems or analyse(claim).numbers):
             out.append({"label": "unsupported", "score": 0.0, "reason": "nothing to compare",
                         "span": [0, 0], "contradiction": 0.0})
+            texts.append((ev, None))
             continue
         feat = features(claim, ev, vcfg.max_window, focus)
         label, s, c = decide(feat, vcfg)
@@ -92,4 +100,42 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, *, focus: str |
         span = feat["swap_span"] if label == "contradicted" and feat["slot_swap"] else feat["span"]
         out.append({"label": label, "score": round(s, 4), "reason": _reason(feat, label),
                     "span": list(span), "contradiction": round(c, 4)})
+        texts.append((ev, feat))
+    return out, texts
+
+
+def outweigh(out: list[dict], texts: list[tuple[str, dict | None]], fitted: list[dict] | None = None) -> list[dict]:
+    """A text that states the claim otherwise (an opposite word or two terms the other way round
+    in the sentence that says all the rest of the claim; or the claim's words under a negation,
+    in a span that says most of the claim) outweighs a text
+    whose span supports the claim without stating the words in question: RefChecker's rule takes
+    any support, and a span that covers the claim's other words ("…how to deal with name clashs
+    while using both svgnames and dvipsnames…") must not confirm "dvipsnames colors always
+    overrule svgnames colors" against the sentence that says the opposite. A span that states
+    them still supports (then the swap is about another thing). A swapped name or number
+    (slots.py) does not outweigh: its alignment may take a run of the claim's names for another
+    document's one ("Charles Lennox Duke of Richmond … 1651" for "Henry VII"), and a supporting
+    text that states the answer is not overruled by it (HaluEval he-dev-0179)."""
+    fitted = out if fitted is None else fitted   # the fitted judge's own labels (the learned judge's differ)
+    contested = [(c, feat["swap_coverage"]) for v, (_, feat) in zip(fitted, texts)
+                 if feat and v["label"] == "contradicted" and feat["turned"] for c, _ in feat["swaps"]]
+    # …or that states the claim's words under a negation ("bug reports do not count for copyright
+    # purposes" against a span on copyright purposes that never says what counts); each where it
+    # says as much of the claim as the supporting span
+    contested += [(" ".join(feat["negated_words"]), feat["coverage"]) for v, (_, feat) in zip(fitted, texts)
+                  if feat and v["label"] == "contradicted" and not feat["slot_swap"] and feat["negation_conflict"]
+                  and feat["negated_words"]]
+    if not contested:
+        return out
+    from provrag.engines.offline.judge.features import states
+
+    for v, (ev, feat) in zip(out, texts):
+        if v["label"] != "supported" or feat is None:
+            continue
+        lacking = [c for c, cov in contested if cov >= feat["coverage"] - 1e-9
+                   and not states(c, ev[v["span"][0]:v["span"][1]], ev)]
+        if lacking:
+            v["label"] = "unsupported"
+            v["reason"] = (f"not stated: {', '.join(lacking[:2])}, which another source states otherwise; "
+                           + v["reason"].removeprefix("supported: "))
     return out

@@ -17,6 +17,7 @@ from provrag.engines.offline.judge.analysis import (
     spans,
 )
 from provrag.engines.offline.judge.lexicon import ANTONYMS, NUMBER_WORDS, stem
+from provrag.engines.offline.judge.opposites import find_turned
 from provrag.engines.offline.judge.quantities import comparable, qty_ok
 from provrag.engines.offline.judge.roles import subject_conflict
 from provrag.engines.offline.judge.slots import find_swap
@@ -126,6 +127,18 @@ def _negated(span: Text, claim_stems: set[str], pool) -> bool:
     return False
 
 
+def _negates_lent(sent: Text, claim: Text, core_pool, pool) -> bool:
+    """Does a negation cue of this sentence scope over a claim word that the claim's core sentence
+    (the span's sentence that states most of it) does not state — a word the span lends from
+    this sentence, which states it negated — where the sentence says at least half the claim's
+    words itself (a sentence about the claim, not an aside that shares its topic word: "Do not
+    include the package name…" beside "The single line synopsis should be kept brief")?"""
+    lent = {s for s in claim.stems if not _covered(s, core_pool)}
+    words = set(claim.stems)
+    return any(w in lent for i in sent.neg_at for w in sent.stems[i:i + 3]) \
+        and 2 * sum(_covered(s, pool) for s in words) >= len(words)
+
+
 def _claim_negated(claim: Text, pool) -> bool:
     """Does a negation of the claim scope over words the span states? The claim's side of the
     rule of `_negated`, used for contradiction only: "no equipment is energised without a permit"
@@ -135,7 +148,9 @@ def _claim_negated(claim: Text, pool) -> bool:
     (`negation_mismatch`). A cue with no content word after it ("did not") is in scope."""
     for i in claim.neg_at:
         after = claim.stems[i:i + 3]
-        if not after or any(_covered(w, pool) for w in after):
+        # the word the negation is on (the first after it: "does not monitor", "was not elected")
+        # must be stated: "Back to normal" does not bear on "does not monitor the normal \ref command"
+        if not after or _covered(after[0], pool):
             return True
     return False
 
@@ -216,6 +231,12 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         if covs.count(max(covs)) == 1:
             core = texts[covs.index(max(covs))]
             core_pool = _pool(core) | head_pool
+            # …unless the span needs a neighbour for claim words that the neighbour negates: "…which
+            # is rotated by 90 degrees. This does not affect the logical pages, which will not be
+            # rotated…" says nothing for "rotates the logical pages" but under a negation
+            lent = [t for t in texts if t is not core and _negates_lent(t, c, core_pool, _pool(t) | head_pool)]
+            if lent:
+                core, core_pool = lent[0], _pool(lent[0]) | head_pool
     miss_idx = [i for i, s in enumerate(c.stems) if not _covered(s, pool)]
     # with a focus, the question's own quantities are given context: only the answer's are checked
     checked = f_numbers if f_focus is not None else c.numbers
@@ -236,8 +257,16 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
     swap = find_swap(c, evidence, [(x + body_start, y + body_start) for x, y in sentences(body)] if body.strip()
                      else [(0, len(evidence))], lambda p, n: coverage(p, n + head_nums), lambda t: _pool(t) | head_pool,
                      _covered, cov, lambda stems: _lcs(c.stems, stems) / max(1, len(c.stems)), order)
+    # else the sentence that says it with a word turned into its opposite, or two terms the other
+    # way round (opposites.py): the claim's own word may stand elsewhere in the span, as in (6)
+    turned = swap is None
+    if turned:
+        swap = find_turned(c, evidence, [(x + body_start, y + body_start) for x, y in sentences(body)]
+                           if body.strip() else [(0, len(evidence))], lambda p, n: coverage(p, n + head_nums),
+                           lambda t: _pool(t) | head_pool, _covered, lambda t: _negated(t, scope, None))
     return {
         "slot_swap": float(swap is not None),
+        "turned": turned and swap is not None,   # the swap is an opposite word or a reversed pair
         "swaps": swap[0] if swap else [],
         "swap_span": swap[1] if swap else None,
         "swap_coverage": swap[2] if swap else 0.0,
@@ -261,6 +290,9 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         "negation_mismatch": float((c.negations > 0) != _negated(core, scope, core_pool)),
         # the stricter form a contradiction needs: the claim's negation must bear on what the span states
         "negation_conflict": float(_claim_negated(c, core_pool) != _negated(core, scope, core_pool)),
+        # the claim's words a negation of the span scopes over, where the claim affirms them
+        "negated_words": [] if c.negations else list(dict.fromkeys(
+            w for i in core.neg_at for w, s in zip(c.words, c.stems) if s in core.stems[i:i + 3])),
         "antonym": float(bool(ant)),
         # the span gives the claim's deed to another named subject ("the S language which was developed…")
         "subject_conflict": float(subject_conflict(claim, [evidence[x:y] for x, y in parts] or [evidence[a:b]])),
@@ -270,3 +302,17 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         # word alone ("1912", "earlier") in an unrelated text is no support
         "grounded": focus_cov * coverage(unit_pool, unit.numbers),
     }
+
+
+def states(words: str, span: str, text: str) -> bool:
+    """Does the span (with its text's heading) state every content word, number and opposable
+    word ("below", "all") of `words` — a claim's words that another text states otherwise?"""
+    from provrag.engines.offline.judge.opposites import opposite_words
+
+    w, t = analyse(words), analyse(span)
+    head, _ = heading(text)
+    head_t = analyse(head) if head else None
+    pool = _pool(t) | (_pool(head_t) if head_t else frozenset())
+    nums = t.numbers + (head_t.numbers if head_t else [])
+    return all(_covered(s, pool) for s in w.stems) and all(qty_ok(q, nums) for q in w.numbers) \
+        and all(s in pool for s in w.all_stems if s in opposite_words())

@@ -10,15 +10,22 @@ texts of one call in one batch, and each text's verdict is its best span's:
 
 - *supported* when the best P(supported) of its spans is at least `supported_min_prob`;
 - else *contradicted* when a span's P(contradicted) is at least `contradicted_min_prob` — the
-  text states something else;
+  text states something else — or when a veto keeps the span the model reads as supporting from
+  supporting and the fitted judge (decide.py) finds the text says the claim otherwise (a swapped
+  name or number, a turned word, a negation): the model reads those as supporting or "not
+  supported", seldom as "contradicted" (taken wherever the model does not support, the fitted
+  judge's contradictions called 4 more not-stated claims of eval/manuals contradicted);
 - else *unsupported*: the text does not state the claim ("not stated"), which says nothing
   about whether the claim is false.
+Across the texts, a text that states the claim turned or negated outweighs a supporting one that
+never states the words in question (decide.outweigh), as in the fitted judge.
 The score is P(supported) of the chosen span, the model's calibrated probability.
 """
 from __future__ import annotations
 
 from provrag.config import VerifySettings
 from provrag.engines.offline.judge.analysis import heading, spans
+from provrag.engines.offline.judge.decide import outweigh, verdicts
 from provrag.text.similarity import lexical_score
 
 
@@ -66,8 +73,11 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, reader, focus: 
         per_text.append(sp)
         pairs.extend(span_text(t, s) for s in sp)
     probs = reader.claim_probs(claim, pairs) if pairs else []
+    # the fitted judge's word on each text: its contradictions (a swapped, turned or negated
+    # statement) name what a vetoed span is, and it weighs the texts together
+    fitted, feats = verdicts(claim, texts, vcfg, focus)
     out, k = [], 0
-    for t, sp in zip(texts, per_text):
+    for t, sp, fit in zip(texts, per_text, fitted):
         if not sp:
             out.append({"label": "unsupported", "score": 0.0, "reason": "nothing to compare", "span": [0, 0],
                         "contradiction": 0.0})
@@ -80,16 +90,19 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, reader, focus: 
             if vcfg.judge_vetoes and sup >= vcfg.supported_min_prob else None
         if sup >= vcfg.supported_min_prob and not vetoed:
             label, span, reason = "supported", sup_span, f"supported: the span states the claim (P {sup:.2f})"
-        elif vetoed:
-            label, span = "unsupported", sup_span
-            reason = f"not stated: the span reads alike, but {vetoed} (P supported {sup:.2f})"
-        elif con >= vcfg.contradicted_min_prob:
+        elif con >= vcfg.contradicted_min_prob and not vetoed:
             label, span = "contradicted", con_span
             reason = f"contradicted: the span states otherwise (P contradicted {con:.2f})"
             sup = con_sup
+        elif vetoed and fit["label"] == "contradicted":
+            label, span = "contradicted", tuple(fit["span"])
+            reason = f"{fit['reason']} (P supported {sup:.2f})"
+        elif vetoed:
+            label, span = "unsupported", sup_span
+            reason = f"not stated: the span reads alike, but {vetoed} (P supported {sup:.2f})"
         else:
             label, span = "unsupported", sup_span
             reason = f"not stated: the closest span does not state the claim (P supported {sup:.2f})"
         out.append({"label": label, "score": round(sup, 4), "reason": reason, "span": list(span),
                     "contradiction": round(con, 4)})
-    return out
+    return outweigh(out, feats, fitted)

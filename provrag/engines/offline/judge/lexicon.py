@@ -1,6 +1,7 @@
 """The judge's word lists and stem: hand-written, because the judge must run with no
-downloaded lexicon (no WordNet, no NLI model offline), and shared by its quantity reader
-(units after a number) and its text analysis (content words, negation cues, antonyms)."""
+downloaded lexicon (no NLI model offline; WordNet's antonyms are added where Debian's
+wordnet-base is installed, wordnet.py), and shared by its quantity reader (units after a
+number) and its text analysis (content words, negation cues, antonyms)."""
 from __future__ import annotations
 
 from functools import lru_cache

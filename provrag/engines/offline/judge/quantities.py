@@ -43,7 +43,14 @@ _DATE_RES = [  # (regex, kind, group order) — dates before plain numbers so th
     (re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b"), "md", "dm"),
     (re.compile(r"\b" + _MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b(?!\s*,?\s*\d)"), "md", "md"),
 ]
-_NUM = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:st|nd|rd|th|s)?(?![\w])")
+# a unit written against its number ("20pt", "2.5m", "10mm") is the number's unit, read by `add`
+# after it as it would be after a space; without it "20pt" was no number at all
+_NUM = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:st|nd|rd|th|s)?(?:(?![\w])|(?=[a-z]{1,3}(?![\w.])))")
+# a release named with a "v" ("v4.08", "v3.0f") is a version, compared whole: read as the number
+# 4.08 it was within rounding of 4.09
+_V_VERSION = re.compile(r"(?<![\w.])v(\d+(?:\.\d+)+)([a-z])?(?![\w.]\d|\w)")
+# an ISO date ("2021-12-31", "2022/06/12"): one date, not a year and two numbers
+_ISO_DATE = re.compile(r"(?<![\w.\-/])(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?![\w\-/]|\.\d)")
 _VERSION = re.compile(r"(?<![\w.])\d+\.\d+(?:\.\d+)+(?![\w.]\d)")
 # a release with a letter ("pdfTeX 0.14f", "2.4b") is one version; read as a number it was "0"
 # (the letter glued to it hid the decimals). Letters that are units after a number ("2.5m",
@@ -110,6 +117,15 @@ def quantities(text: str) -> list[Qty]:
                 continue
             value = {"ymd": y * 10000 + mo * 100 + d, "ym": y * 100 + mo, "md": mo * 100 + d}[kind]
             add(kind, value, m.start(), m.end())
+    for m in _ISO_DATE.finditer(low):
+        y, mo, d = (int(x) for x in m.groups())
+        if not any(taken[m.start():m.end()]) and 1 <= mo <= 12 and 1 <= d <= 31:
+            add("ymd", y * 10000 + mo * 100 + d, m.start(), m.end())
+    for m in _V_VERSION.finditer(low):
+        if taken[m.start()]:
+            continue
+        parts = [int(x) for x in m.group(1).split(".")][:4] + ([ord(m.group(2)) - 96] if m.group(2) else [])
+        add("ver", sum(p * 10000 ** (4 - i) for i, p in enumerate(parts)), m.start(), m.end())
     for m in _LETTERED.finditer(low):  # "0.14f": the letter is the version's last part
         parts = [int(x) for x in m.group(1).split(".")][:4] + [ord(m.group(2)) - 96]
         add("ver", sum(p * 10000 ** (4 - i) for i, p in enumerate(parts)), m.start(), m.end())
