@@ -34,7 +34,8 @@ def test_the_wheel_holds_one_package_with_its_defaults(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"provrag"}
-    for part in ("provrag/cli.py", "provrag/config.toml", "provrag/__main__.py", "provrag/pipelines/index.py"):
+    for part in ("provrag/cli.py", "provrag/config.toml", "provrag/__main__.py", "provrag/pipelines/index.py",
+                 "provrag/engines/offline/judge/data/wordnet-antonyms.tsv"):
         assert part in names
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "provrag = provrag.cli:main" in entry

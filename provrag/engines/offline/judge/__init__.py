@@ -33,7 +33,7 @@ matter, computed between the claim and the best-matching span of ONE evidence te
    command", "version 0.14f or later" for "version 1.20 or later"), even where the claim's own
    word stands elsewhere in the text (slots.py).
 6b. turned — the sentence that says the rest of the claim with one of its words turned into its
-   opposite (the hand list's antonyms and WordNet's, where Debian's wordnet-base is installed:
+   opposite (the hand list's antonyms and WordNet 3.0's, a table shipped in the package:
    "comes out above" for "below", "disabled" for "enabled") or two of its terms the other way
    round around the same relation ("transparent to opaque" for "opaque to transparent"), under
    the swap's conditions (opposites.py); a swap found this way counts as a swap (6).
@@ -68,7 +68,7 @@ Modules, in the order the data flows:
   roles       who did it: the claim's subject against the doer of its deed in the span
   slots       a swapped word: another name or number in the claim's place in its sentence
   opposites   a turned word: an opposite in the claim's word's place, or two terms the other way round
-  wordnet     WordNet's antonyms from Debian's wordnet-base, where installed (never downloaded)
+  wordnet     WordNet 3.0's antonyms, a table shipped in the package (train/antonyms.py rebuilds it)
   features    the features of a claim against the best span of one evidence text
   decide      the fitted linear scores, the vetoes, the verdict and its reason (`judge`), and
               how the texts of one claim weigh against each other (`outweigh`)

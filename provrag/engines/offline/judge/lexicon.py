@@ -1,6 +1,6 @@
 """The judge's word lists and stem: hand-written, because the judge must run with no
-downloaded lexicon (no NLI model offline; WordNet's antonyms are added where Debian's
-wordnet-base is installed, wordnet.py), and shared by its quantity reader (units after a
+downloaded lexicon (no NLI model offline; WordNet 3.0's antonyms are added from a table
+shipped in the package, wordnet.py), and shared by its quantity reader (units after a
 number) and its text analysis (content words, negation cues, antonyms)."""
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ word and stays silent. They are found here sentence by sentence, as slots.py fin
 or number, and count under the same conditions: the sentence says the rest of the claim (all
 but MAX_MISSING of its content words), and no sentence of the text says the claim as it stands.
 
-Opposites are the judge's antonym pairs (lexicon.ANTONYMS) and WordNet's (wordnet.py, where
-Debian's wordnet-base is installed), read on stems. Two terms in the other
+Opposites are the judge's antonym pairs (lexicon.ANTONYMS) and WordNet 3.0's (wordnet.py, a table
+shipped in the package), read on stems. Two terms in the other
 order count only around a relation the claim and the sentence share (the words between them, a
 verb or a preposition, in the same order), never around a symmetric one ("A and B", "A with B",
 "between A and B"), nor in the passive ("A is overruled by B" says what "B overrules A" says).
@@ -37,8 +37,8 @@ _SYMMETRIC = frozenset("and or nor with between vs versus both by".split())
 
 @lru_cache(maxsize=1)
 def opposite_words() -> dict[str, frozenset[str]]:
-    """Each stem's opposites: the judge's hand list (lexicon.ANTONYMS) and WordNet's antonyms
-    where Debian's wordnet-base is installed (wordnet.py)."""
+    """Each stem's opposites: the judge's hand list (lexicon.ANTONYMS) and WordNet 3.0's antonyms
+    (wordnet.py)."""
     from provrag.engines.offline.judge.wordnet import opposite_stems
 
     out = {k: set(v) for k, v in opposite_stems().items()}
