@@ -15,12 +15,12 @@ sentence-transformers outputs to 1e-7 (tests/test_minilm.py).
 Speed on 2 cores: ~1,000–2,500 word pieces/s (≈ 5–10 units of 300 tokens per second), some
 50–100× slower than TF-IDF — see bench/embed_quality.py for what that buys.
 
-The weights are checked against the official release's SHA-256 before use, and the hash is
-written with the index, so a query is never embedded by other weights than its index was.
+The weights are checked against the official release's SHA-256 before use (the digest kept in
+the user cache while the file is unchanged: provrag/usercache.py), and the hash is written with
+the index, so a query is never embedded by other weights than its index was.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import math
@@ -70,14 +70,6 @@ _FFN_ROWS = 256  # rows per feed-forward block
 _AS_P = np.float32(0.3275911)
 _AS_A = tuple(np.float32(a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429))
 _INV_SQRT2 = np.float32(1.0 / math.sqrt(2.0))
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
@@ -198,8 +190,10 @@ def _loaded(folder: Path) -> tuple:
     """The model files checked against the official digests, the tokenizer and the weights."""
     from tokenizers import Tokenizer
 
-    wsha = _sha256(folder / "model.safetensors")
-    tsha = _sha256(folder / "tokenizer.json")
+    from provrag.usercache import file_sha256   # hashed again whenever the file was written to
+
+    wsha = file_sha256(folder / "model.safetensors")
+    tsha = file_sha256(folder / "tokenizer.json")
     for fname, got, want in (("model.safetensors", wsha, OFFICIAL_WEIGHTS_SHA256),
                              ("tokenizer.json", tsha, OFFICIAL_TOKENIZER_SHA256)):
         if got != want:

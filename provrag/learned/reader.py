@@ -25,7 +25,6 @@ like the training sources'.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
@@ -56,8 +55,10 @@ def folder() -> Path:
 
 
 def _sha256(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+    """The file's SHA-256 (kept in the user cache while the file is unchanged: provrag/usercache.py)."""
+    from provrag.usercache import file_sha256
+
+    return file_sha256(path)
 
 
 def _manifest(where: Path) -> dict:
