@@ -41,15 +41,17 @@ def cache_folder() -> Path:
 
 
 def _db():
-    """The open database, or None when it cannot be used (then nothing is cached)."""
-    key = str(cache_folder() / FILE_NAME)
+    """The open database, or None when it cannot be used (then nothing is cached). Opened again
+    in a forked child (a SQLite connection must not cross a fork) and when the folder changes."""
+    path = str(cache_folder() / FILE_NAME)
+    key = f"{os.getpid()}:{path}"
     if _state.get("path") != key:
         _state.update(path=key, con=None, pending={})
         try:
             import sqlite3
 
-            Path(key).parent.mkdir(parents=True, exist_ok=True)
-            con = sqlite3.connect(key, timeout=2.0, check_same_thread=False, isolation_level=None)
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            con = sqlite3.connect(path, timeout=2.0, check_same_thread=False, isolation_level=None)
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("CREATE TABLE IF NOT EXISTS digests (path TEXT PRIMARY KEY, stat TEXT, sha256 TEXT)")
             con.execute("CREATE TABLE IF NOT EXISTS words (kind TEXT, word TEXT, value, PRIMARY KEY (kind, word))")
