@@ -144,6 +144,9 @@ def ask(
       provrag ask "What are the main themes?" --index output --method global --json
       provrag ask "Who leads the commissioning team?" --index output --raw
     """
+    from provrag.serve.memory import settle_one_question
+
+    settle_one_question()      # before pyarrow is imported: peak RSS of one stage, not of all (serve/memory.py)
     from provrag.pipelines.ask import run_ask
 
     if question == "-":
@@ -227,6 +230,9 @@ def verify(
       cat answer.md | provrag verify - --index output --fail-under 0.8
     """
     from provrag.errors import CheckFailed
+    from provrag.serve.memory import settle_one_question
+
+    settle_one_question()      # before pyarrow is imported (serve/memory.py)
     from provrag.pipelines.verify import run_verify
 
     if stdin_flag is not None and stdin_flag != "-":

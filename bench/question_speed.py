@@ -1,7 +1,7 @@
 """Issue #30's table in one run: how fast a question is answered, this code beside the commit before.
 
 usage: python bench/question_speed.py [--base-ref 290dc73] [--reps 5] [--bench-index DIR]
-         [--texlive-index DIR] [--million-index DIR] [--server-n 16] [--no-server] [--work DIR]
+         [--texlive-index DIR] [--million-index DIR] [--server-n 16] [--no-server] [--no-bytecode] [--out STEM] [--work DIR]
 
 Every figure is measured for both trees in the same run, interleaved (base, new, base, new …),
 so machine load falls on both alike; the ratio new ÷ base is the figure to trust on a shared
@@ -11,7 +11,8 @@ same libraries). Rows:
 - the floor: `python -c "import duckdb, pyarrow"` (interpreter start-up and the two libraries),
   run in the same rounds as the sample index's asks;
 - `provrag ask` cold, median of --reps, wall time and peak RSS: the sample index (`make run`'s
-  data/, indexed here once) and the ~9,500-unit bench index (a link farm of --bench-index: ask
+  data/, indexed here once; the trees share a user cache, provrag/usercache.py, which the index
+  run fills, and the new tree is also run with an empty one: the first ask after install) and the ~9,500-unit bench index (a link farm of --bench-index: ask
   writes its trace into INDEX/queries, so that folder is ours and the rest is read in place);
 - the cold profile, stage by stage (imports, index open, retrieval, rerank/reader, answer check,
   citations, trace write) from one child process per tree, then the same question warm;
@@ -53,11 +54,20 @@ tree, index = sys.argv[1:3]
 if tree != "-":
     sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
     sys.path.insert(0, tree)
+def hwm_mb():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmHWM")) / 1024
+try:  # what `provrag ask` does first, in a tree that has it (allocation only)
+    from provrag.serve.memory import settle_one_question
+    settle_one_question()
+except ImportError:
+    pass
 import provrag.cli
 from provrag.config import load_config
 import provrag.pipelines.ask as ask_pipeline
 import provrag.store.reader as store_reader
 imports_ms = 1000 * (time.perf_counter() - t_start)
+hwm_imports = hwm_mb()
 spent = {"index open": 0.0, "trace write": 0.0}
 def timed(name, fn):
     def wrapper(*a, **k):
@@ -78,8 +88,8 @@ for question in sys.argv[3:5]:
     answers.append(result.answer)
     total = 1000 * (time.perf_counter() - t)
     stages = {s.get("name"): s.get("ms", 0.0) for s in (result.trace or {}).get("stages", []) if isinstance(s, dict)}
-    runs.append({"total_ms": total, "stages": stages, **spent})
-print(json.dumps({"imports_ms": imports_ms, "runs": runs,
+    runs.append({"total_ms": total, "stages": stages, "hwm_mb": hwm_mb(), **spent})
+print(json.dumps({"imports_ms": imports_ms, "runs": runs, "hwm_imports_mb": hwm_imports,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "answers": answers}))
 """
@@ -165,16 +175,24 @@ def sample_index(work: Path, env: dict) -> Path:
 FLOOR = [sys.executable, "-c", "import duckdb, pyarrow"]
 
 
-def cold(clis: dict, index: Path, question: str, reps: int, env: dict, floor: bool = False) -> dict:
+def cold(clis: dict, index: Path, question: str, reps: int, env: dict, floor: bool = False,
+         empty_cache: Path | None = None) -> dict:
     """Median wall time and RSS of `provrag ask` per tree (and of the floor), interleaved: each
-    round runs every command once, so the load of the moment falls on all of them."""
+    round runs every command once, so the load of the moment falls on all of them. The trees
+    share the user cache of env (provrag/usercache.py: a user's second question onwards);
+    `empty_cache`: also the new tree with an empty one each time (the first ask after install)."""
     argvs = {name: [str(cli), "ask", question, "--index", str(index), "--json"] for name, cli in clis.items()}
     if floor:
         argvs = {"floor": FLOOR, **argvs}
+    if empty_cache is not None:
+        argvs["new_empty_cache"] = argvs["new"]
     runs: dict = {name: [] for name in argvs}
-    for _ in range(reps):
+    for rep in range(reps):
         for name, argv in argvs.items():
-            runs[name].append(peak_rss_run(argv, env))
+            run_env = env
+            if name == "new_empty_cache":
+                run_env = dict(env, PROVRAG_CACHE_DIR=str(empty_cache / f"empty-{os.getpid()}-{rep}"))
+            runs[name].append(peak_rss_run(argv, run_env))
     return {name: {"median_s": statistics.median(w for w, _ in r), "rss_mb": statistics.median(m for _, m in r),
                    "walls_s": [w for w, _ in r]} for name, r in runs.items()}
 
@@ -194,7 +212,9 @@ def profile(trees: dict, index: Path, questions: list[str], env: dict) -> dict:
             row["other"] = run["total_ms"] - sum(v for k, v in row.items() if k != "imports")
             row["total"] = row["imports"] + run["total_ms"]
             rows[label] = row
-        out[name] = {"stages_ms": rows, "peak_rss_mb": got["peak_rss_mb"], "answers": got["answers"]}
+        out[name] = {"stages_ms": rows, "peak_rss_mb": got["peak_rss_mb"], "answers": got["answers"],
+                     "hwm_mb": {"imports": got.get("hwm_imports_mb"), "cold": got["runs"][0].get("hwm_mb"),
+                                "warm": got["runs"][1].get("hwm_mb")}}
     return out
 
 
@@ -210,19 +230,29 @@ def main() -> None:
     ap.add_argument("--million-index", type=Path)
     ap.add_argument("--server-n", type=int, default=16, help="requests per server figure and tree")
     ap.add_argument("--no-server", action="store_true")
+    ap.add_argument("--no-bytecode", action="store_true",
+                    help="keep PYTHONDONTWRITEBYTECODE: every import compiles its source, as this machine's "
+                         "sessions set it (default: bytecode cached under --work, as pip compiles a wheel's)")
+    ap.add_argument("--out", help="results file stem under bench/results (default question_speed-<date>)")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "question_speed")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, XDG_DATA_HOME=str(args.work / "xdg"))  # traces of a read-only index stay here
+    # traces of a read-only index stay here; the user cache (provrag/usercache.py) too, filled by the
+    # sample index's build as a user's is
+    env = dict(os.environ, XDG_DATA_HOME=str(args.work / "xdg"), PROVRAG_CACHE_DIR=str(args.work / "usercache"))
+    if not args.no_bytecode:   # a user's installed provrag has its .pyc files (~0.1 s of a cold ask's imports)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(args.work / "pycache")
     base = base_tree(args.base_ref, args.work)
     clis = {"base": wrapper(base, args.work), "new": Path(sys.executable).parent / "provrag"}
     trees = {"base": str(base), "new": "-"}
     result: dict = {"base_ref": args.base_ref, "machine": platform.platform(), "cpus": os.cpu_count(),
+                    "bytecode": not args.no_bytecode,
                     "load_before": os.getloadavg(), "rows": {}}
     rows = result["rows"]
 
     sample = sample_index(args.work, env)
-    rows["cold_sample"] = cold(clis, sample, SAMPLE_QS[0], args.reps, env, floor=True)
+    rows["cold_sample"] = cold(clis, sample, SAMPLE_QS[0], args.reps, env, floor=True, empty_cache=args.work / "empty")
     rows["floor_s"] = rows["cold_sample"].pop("floor")["median_s"]
     print(f"floor (import duckdb, pyarrow, interleaved with the sample asks): {rows['floor_s']:.2f} s", flush=True)
     rows["profile_sample"] = profile(trees, sample, SAMPLE_QS, env)
@@ -242,7 +272,7 @@ def main() -> None:
         million = link_farm(args.million_index, args.work / "million-idx")
         rows["million"] = {"1M": profile(trees, million, squad[:2], env), "10k": rows["profile_bench"]}
     result["load_after"] = os.getloadavg()
-    _write(result)
+    _write(result, args.out)
 
 
 def _questions() -> list[str]:
@@ -252,12 +282,12 @@ def _questions() -> list[str]:
             if x.strip()]
 
 
-def _write(result: dict) -> None:
+def _write(result: dict, stem: str | None = None) -> None:
     from question_speed_report import report
 
     md = report(result, GOALS, NOT_GIVEN)
     print(md)
-    out = ROOT / "bench" / "results" / f"question_speed-{dt.date.today()}"
+    out = ROOT / "bench" / "results" / (stem or f"question_speed-{dt.date.today()}")
     out.with_suffix(".json").write_text(json.dumps(result, indent=1, default=str))
     out.with_suffix(".md").write_text(md)
     print(f"wrote {out}.json and .md")

@@ -28,6 +28,11 @@ def _table(result: dict, goals: dict, not_given: str) -> list[str]:
                     cs["new"]["median_s"] <= goals["cold_sample_x_floor"] * floor))
     out.append(_row("… its peak RSS", cs["base"]["rss_mb"], cs["new"]["rss_mb"], lambda x: f"{x:.0f} MB",
                     f"≤ {goals['cold_sample_rss_mb']} MB", cs["new"]["rss_mb"] <= goals["cold_sample_rss_mb"]))
+    if "new_empty_cache" in cs:
+        e = cs["new_empty_cache"]
+        out.append(_row("… new with an empty user cache (the first ask after install)", cs["base"]["median_s"],
+                        e["median_s"], lambda x: f"{x:.2f} s = {x / floor:.1f}× floor", "—", None))
+        out.append(_row("… its peak RSS", cs["base"]["rss_mb"], e["rss_mb"], lambda x: f"{x:.0f} MB", "—", None))
     if "cold_bench" in rows:
         cb = rows["cold_bench"]
         out.append(_row("`provrag ask` cold, ~9,500 units, median", cb["base"]["median_s"], cb["new"]["median_s"], _s,
@@ -83,6 +88,12 @@ def _profile(name: str, prof: dict) -> list[str]:
     for stage in b["cold"]:
         out.append(f"| {stage} | {b['cold'][stage]:.0f} | {n['cold'][stage]:.0f} | {b['warm'][stage]:.0f} | "
                    f"{n['warm'][stage]:.0f} |")
+    hb, hn = prof["base"].get("hwm_mb") or {}, prof["new"].get("hwm_mb") or {}
+    if hb.get("imports") and hn.get("imports"):
+        out.append(f"| RSS high-water after imports | "
+                   f"{hb['imports']:.0f} MB | {hn['imports']:.0f} MB | | |")
+        out.append(f"| RSS high-water after the question (cold / warm columns) | {hb['cold']:.0f} MB | {hn['cold']:.0f} MB | {hb['warm']:.0f} MB | "
+                   f"{hn['warm']:.0f} MB |")
     out.append(f"| peak RSS of the child | {prof['base']['peak_rss_mb']:.0f} MB | {prof['new']['peak_rss_mb']:.0f} MB | | |")
     same = prof["base"]["answers"] == prof["new"]["answers"]
     same_text = [_uncited(a) for a in prof["base"]["answers"]] == [_uncited(a) for a in prof["new"]["answers"]]
@@ -96,7 +107,9 @@ def _profile(name: str, prof: dict) -> list[str]:
 def report(result: dict, goals: dict, not_given: str) -> str:
     lines = [f"# question_speed: this tree vs {result['base_ref']} (one run, interleaved)", "",
              f"Machine: {result['machine']}, {result['cpus']} CPUs; load average before "
-             f"{result['load_before'][0]:.1f}, after {result['load_after'][0]:.1f} (shared: trust the ratios).", ""]
+             f"{result['load_before'][0]:.1f}, after {result['load_after'][0]:.1f} (shared: trust the ratios). "
+             + ("Bytecode cached (as an installed wheel has it)." if result.get("bytecode")
+                else "No bytecode: every import compiles its source (PYTHONDONTWRITEBYTECODE)."), ""]
     lines += _table(result, goals, not_given) + [""]
     for key, name in (("profile_sample", "sample index"), ("profile_bench", "~9,500 units")):
         if key in result["rows"]:

@@ -19,6 +19,22 @@ if str(shared_material.REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(shared_material.REPO_ROOT))
 
 
+def pytest_configure(config):
+    """The suite's own user cache (provrag/usercache.py): digests and word lookups of the tests'
+    processes (subprocesses inherit it) never land in, nor come from, the developer's ~/.cache."""
+    import os
+    import tempfile
+
+    if not os.environ.get("PROVRAG_CACHE_DIR"):
+        os.environ["PROVRAG_CACHE_DIR"] = config._provrag_cache = tempfile.mkdtemp(prefix="provrag-test-cache-")
+
+
+def pytest_unconfigure(config):
+    made = getattr(config, "_provrag_cache", None)
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
+
+
 def pytest_collection_modifyitems(config, items):
     if not shared_material.SHARED.exists() and not components.IN_CI:  # in CI the `shared` fixture fails them
         skip = pytest.mark.skip(reason=f"shared material not found at {shared_material.SHARED}")

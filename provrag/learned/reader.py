@@ -25,7 +25,6 @@ like the training sources'.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
@@ -43,6 +42,7 @@ _TOKENS_PER_BATCH = 4096  # padded word pieces per ORT run: bounded memory, litt
 
 _lock = threading.Lock()
 _cached: dict[str, "Reader"] = {}
+_free_arena = {"after_runs": False}
 
 
 class ReaderUnavailable(UsageError):
@@ -55,8 +55,10 @@ def folder() -> Path:
 
 
 def _sha256(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+    """The file's SHA-256 (kept in the user cache while the file is unchanged: provrag/usercache.py)."""
+    from provrag.usercache import file_sha256
+
+    return file_sha256(path)
 
 
 def _manifest(where: Path) -> dict:
@@ -97,6 +99,27 @@ def session_options():
     opts.intra_op_num_threads = int(os.environ.get("PROVRAG_READER_THREADS", "0")) or min(os.cpu_count() or 1, 4)
     opts.inter_op_num_threads = 1
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return opts
+
+
+def free_arena_after_runs() -> bool:
+    """Each run of the reader gives its arena back when it ends (onnxruntime's arena shrinkage),
+    for a process that answers one question (serve/memory.settle_one_question): otherwise the
+    ~70 MB a run's activations took stay held while MiniLM's pass allocates its own. A server
+    keeps the arena (it runs the reader request after request). Only where memory comes from
+    changes: the logits are bit for bit the same (tests/learned/test_reader_memory.py)."""
+    _free_arena["after_runs"] = True
+    return True
+
+
+def _run_options():
+    """The RunOptions of every session.run: None (onnxruntime's defaults), or arena shrinkage."""
+    if not _free_arena["after_runs"]:
+        return None
+    import onnxruntime as ort
+
+    opts = ort.RunOptions()
+    opts.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
     return opts
 
 
@@ -188,7 +211,7 @@ class Reader:
                 j += 1
             chunk = order[i:j]
             feeds = self.encoder.batch([rows[k] for k in chunk])
-            result = self.session.run(None, feeds)[index]
+            result = self.session.run(None, feeds, _run_options())[index]
             for k, v in zip(chunk, result):
                 out[k] = v
             i = j

@@ -25,7 +25,6 @@ from __future__ import annotations
 from provrag.config import Config
 from provrag.query.basic_search import basic_search
 from provrag.query.context import SearchResult, has_rows
-from provrag.query.global_search import global_search
 from provrag.query.local_search import local_search, match_entities
 from provrag.query.themes import specific_subject
 from provrag.text.questions import is_broad
@@ -62,6 +61,8 @@ def choose_method(reader, question: str, cfg: Config, entities: list[dict] | Non
 def run_method(method: str, reader, question: str, cfg: Config, engine, trace, entities=None) -> SearchResult:
     """One search method over the open index, its stages recorded in `trace`."""
     if method == "global":
+        from provrag.query.global_search import global_search   # a local or basic question never needs it
+
         return global_search(reader, question, cfg, engine, trace)
     if method == "local":
         return local_search(reader, question, cfg, engine, trace, entities)

@@ -33,6 +33,7 @@ from functools import lru_cache
 
 M_ARENA_MAX = -8          # mallopt parameter numbers (glibc malloc.h)
 M_MMAP_THRESHOLD = -3
+M_TRIM_THRESHOLD = -1
 ARENAS = 2                # glibc arenas for the whole process (default: 8 per core)
 MMAP_THRESHOLD = 512 * 1024   # blocks this large get a mapping of their own (default: dynamic)
 TRIM_EVERY_S = 5.0        # how often free arena pages go back to the system (a trim: 2-90 ms on the busy soak)
@@ -75,6 +76,37 @@ def settle_allocators(arenas: int = ARENAS) -> dict:
 
     pa.set_memory_pool(pa.system_memory_pool())
     done["pyarrow_pool"] = pa.default_memory_pool().backend_name
+    return done
+
+
+# one question's process: blocks this large (a reader run's arena chunks, MiniLM's attention scores)
+# get a mapping of their own, returned at free; smaller ones are reused from the heap, where the
+# server's 512 KiB threshold made MiniLM's per-block temporaries a fresh zeroed mapping each
+ONE_QUESTION_MMAP_THRESHOLD = 16 * 1024 * 1024
+# a fixed mmap threshold also fixes the trim threshold (at 128 KiB): the heap's top was given back
+# and faulted in again around every pass (sys time); twice the mmap threshold, as glibc's dynamic rule
+ONE_QUESTION_TRIM_THRESHOLD = 32 * 1024 * 1024
+
+
+def settle_one_question() -> dict:
+    """Set up a CLI process that answers one question (`ask`, `verify`) so its peak RSS is its
+    largest stage, not the sum of them. Measured on the sample index (cold ask, issue 30): the
+    reader's arena (~70 MB, held by onnxruntime after its runs), MiniLM's activations from its
+    pool threads' own glibc arenas and the weights were all resident at once, ~435 MB at the
+    peak; two glibc arenas, a fixed 16 MiB mmap threshold (32 MiB trim threshold), pyarrow on
+    the system allocator and the reader's arena shrunk after each run (learned/reader.py) bring
+    it to ~340 MB at the same CPU time (bench/results/cold-2026-11-27.md). Allocation only:
+    every number computed is the same. Call it before pyarrow is imported. Returns what was done."""
+    from provrag.learned import reader
+
+    prefer_system_pool()
+    done = {"glibc_arenas": None, "glibc_mmap_threshold": None, "reader_arena": reader.free_arena_after_runs()}
+    libc = glibc()
+    if libc is not None and libc.mallopt(M_ARENA_MAX, ARENAS) == 1:
+        done["glibc_arenas"] = ARENAS
+    if libc is not None and libc.mallopt(M_MMAP_THRESHOLD, ONE_QUESTION_MMAP_THRESHOLD) == 1:
+        done["glibc_mmap_threshold"] = ONE_QUESTION_MMAP_THRESHOLD
+        libc.mallopt(M_TRIM_THRESHOLD, ONE_QUESTION_TRIM_THRESHOLD)
     return done
 
 

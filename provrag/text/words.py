@@ -121,27 +121,34 @@ _STREAM_LOOKUPS = 5_000
 
 @lru_cache(maxsize=1)
 def _lemmatizer():
-    """simplemma's English dictionary (shipped in the wheel, no download); None if absent.
+    """simplemma's English lemma of a word (its dictionary ships in the wheel, no download); None
+    if simplemma is absent.
 
     Porter stems leave irregular forms apart ("led"/"leads", "wrote"/"writes",
     "children"/"child"), and a question is often worded with the other form than its answer.
     A dictionary lemma first, then the stem, joins them.
 
-    Both of simplemma's backends hold the same dictionary, so give the same lemmas: the stream
-    one (low_memory) looks a word up in the front-coded bytes, the first call of a process
-    costing ~65 ms and 2 MB where decoding all ~180k entries into a dict costs ~190 ms and
-    20 MB, but each word ~25 µs more. A question stems a few hundred distinct words (term_stem
-    caches them): the stream serves it; an index run's vocabulary switches to the dict."""
-    try:
-        import simplemma
-    except ImportError:  # pragma: no cover - declared dependency; stems alone still work
+    Each word's lemma is kept between processes (provrag/usercache.py, keyed by simplemma's
+    version): a cold ask whose words were lemmatised before (by an earlier question, or by the
+    index run over the same documents) imports nothing of simplemma (~0.3 s cold, issue 30).
+    For the others: both of simplemma's backends hold the same dictionary, so give the same
+    lemmas: the stream one (low_memory) looks a word up in the front-coded bytes, the first call
+    of a process costing ~65 ms and 2 MB where decoding all ~180k entries into a dict costs
+    ~190 ms and 20 MB, but each word ~25 µs more. A question computes a few hundred at most:
+    the stream serves it; an index run's vocabulary switches to the dict."""
+    from provrag.usercache import library_version, remembered
+
+    version = library_version("simplemma")
+    if version == "absent":  # pragma: no cover - declared dependency; stems alone still work
         return None
     looked_up = count(1)
 
-    def lemmatize(word: str, lang: str) -> str:
-        return simplemma.lemmatize(word, lang=lang, low_memory=next(looked_up) <= _STREAM_LOOKUPS)
+    def lemma_en(word: str) -> str:
+        import simplemma
 
-    return lemmatize
+        return simplemma.lemmatize(word, lang="en", low_memory=next(looked_up) <= _STREAM_LOOKUPS)
+
+    return remembered(f"simplemma {version} lemma en", lemma_en)
 
 
 @lru_cache(maxsize=200_000)
@@ -149,7 +156,7 @@ def term_stem(word: str) -> str:
     """A word as a BM25 term: its dictionary lemma (when it has one), then its stem."""
     lem = _lemmatizer()
     if lem is not None and word.isalpha():
-        lemma = lem(word, lang="en")
+        lemma = lem(word)
         if lemma.isalpha() and lemma.islower():
             word = lemma
     return stem(word)

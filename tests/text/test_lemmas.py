@@ -23,16 +23,19 @@ def test_the_stream_and_the_decoded_dictionary_give_the_same_lemmas(sample_data)
     assert streamed[-7:] == ["lead", "write", "child", "mouse", "go", "analysis", "criterion"]
 
 
-def test_term_stem_switches_to_the_decoded_dictionary_with_the_same_stems(sample_data, monkeypatch):
+def test_term_stem_switches_to_the_decoded_dictionary_with_the_same_stems(sample_data, monkeypatch, tmp_path):
     vocabulary = _vocabulary(sample_data)
     words.term_stem.cache_clear()
     words._lemmatizer.cache_clear()
+    # each pass with an empty user cache of its own (provrag/usercache.py): simplemma answers every word
+    monkeypatch.setenv("PROVRAG_CACHE_DIR", str(tmp_path / "switched"))
     monkeypatch.setattr(words, "_STREAM_LOOKUPS", 50)   # the switch within this vocabulary
     try:
         switched = [words.term_stem(w) for w in vocabulary]
     finally:
         words.term_stem.cache_clear()
         words._lemmatizer.cache_clear()
+    monkeypatch.setenv("PROVRAG_CACHE_DIR", str(tmp_path / "streamed"))
     monkeypatch.setattr(words, "_STREAM_LOOKUPS", 10 ** 9)
     streamed_only = [words.term_stem(w) for w in vocabulary]
     words.term_stem.cache_clear()

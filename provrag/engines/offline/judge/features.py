@@ -98,10 +98,22 @@ def _char_cosine(a: str, b: str) -> float:
 def rarity(word: str) -> float:
     """How much a word says: 8 minus its Zipf frequency in English (wordfreq's "small" list, the
     fast one to load: every CLI call pays it), so "put" weighs ~2.3 and "acoustics" ~4.9; words
-    too rare for the list (names, typos, "darkrooms") weigh 8."""
-    from wordfreq import zipf_frequency
+    too rare for the list (names, typos, "darkrooms") weigh 8. The frequency comes through the
+    user cache (provrag/usercache.py): a cold ask whose words were weighed before does not
+    import wordfreq (~0.3 s with ftfy and langcodes, issue 30)."""
+    return max(0.5, 8.0 - _zipf_en()(word))
 
-    return max(0.5, 8.0 - zipf_frequency(word, "en", wordlist="small"))
+
+@lru_cache(maxsize=1)
+def _zipf_en():
+    from provrag.usercache import library_version, remembered
+
+    def zipf(word: str) -> float:
+        from wordfreq import zipf_frequency
+
+        return zipf_frequency(word, "en", wordlist="small")
+
+    return remembered(f"wordfreq {library_version('wordfreq')} zipf en small", zipf)
 
 
 NUMBER_WEIGHT = 8.0  # a number or date says as much as the rarest word
