@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Callable
 
 FILE_NAME = "start.sqlite3"
+# words held in memory before they are written (an index run meets hundreds of thousands, a
+# server keeps running: neither may hold them all until exit)
+WRITE_EVERY = 5000
 _MISSING = object()
 _state: dict = {}
 _lock = threading.Lock()
@@ -46,7 +49,7 @@ def _db():
     path = str(cache_folder() / FILE_NAME)
     key = f"{os.getpid()}:{path}"
     if _state.get("path") != key:
-        _state.update(path=key, con=None, pending={})
+        _state.update(path=key, con=None, pending={}, at_exit=False)
         try:
             import sqlite3
 
@@ -110,9 +113,13 @@ def remembered(kind: str, compute: Callable[[str], object]) -> Callable[[str], o
             return got
         value = compute(word)
         with _lock:
-            if not pending:
+            if not _state.get("at_exit"):
                 atexit.register(_write_pending, _state["path"], pending)
+                _state["at_exit"] = True
             pending[(kind, word)] = value
+            full = len(pending) >= WRITE_EVERY
+        if full:   # an index run's vocabulary, a server's months of questions: written as they come
+            _write_pending(_state["path"], pending)
         return value
 
     return lookup

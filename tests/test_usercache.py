@@ -89,3 +89,17 @@ def test_an_unusable_cache_folder_computes_as_before(tmp_path, monkeypatch):
     path.write_bytes(b"provrag")
     assert usercache.file_sha256(path) == hashlib.sha256(b"provrag").hexdigest()
     assert usercache.remembered("test len", len)("four") == 4
+
+
+def test_words_are_written_as_they_come_not_all_held_until_exit(cache_dir, monkeypatch):
+    """An index run meets hundreds of thousands of words and a server never exits: past
+    WRITE_EVERY words the pending ones are written, and a reader of the file sees them."""
+    import sqlite3
+
+    monkeypatch.setattr(usercache, "WRITE_EVERY", 50)
+    upper = usercache.remembered("test upper", str.upper)
+    words = [f"w{i}" for i in range(120)]
+    assert [upper(w) for w in words] == [w.upper() for w in words]
+    con = sqlite3.connect(usercache.cache_folder() / usercache.FILE_NAME)
+    stored = dict(con.execute("SELECT word, value FROM words WHERE kind = 'test upper'").fetchall())
+    assert len(stored) >= 100 and all(stored[w] == w.upper() for w in stored)
