@@ -186,7 +186,9 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
     relevant = by_relevance(order, pscores)
     rank_of = {ri: k for k, ri in enumerate(order)}
     ranked = rank_sentences(question, context, idf, qterms=qterms)
-    cands = candidates(ranked, order, int(scfg.reader_sentences))
+    # the head's most relevant passage is read first whatever the fusion made of it: a question
+    # on what a source says about a topic is answered from it (said_about)
+    cands = candidates(ranked, list(dict.fromkeys(relevant[:1] + order)), int(scfg.reader_sentences))
     paragraphs = {c["sentence"]: c.get("paragraph") or c["sentence"] for c in cands}
     probs = memoised(question, "answer", [c["sentence"] for c in cands],
                      lambda sents: r.answer_probs(question, sents, contexts=[paragraphs[x] for x in sents]))
