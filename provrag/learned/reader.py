@@ -38,7 +38,6 @@ WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 ENV_DIR = "PROVRAG_READER_DIR"
 MANIFEST = "manifest.json"
 CLAIM_LABELS = ("SUPPORTED", "CONTRADICTED", "UNSUPPORTED")
-_TOKENS_PER_BATCH = 4096  # padded word pieces per ORT run: bounded memory, little padding
 
 _lock = threading.Lock()
 _cached: dict[str, "Reader"] = {}
@@ -199,22 +198,21 @@ class Reader:
         return logits * float(self.scale.get(head, 1.0)) + np.asarray(self.bias.get(head, 0.0), dtype=np.float64)
 
     def _run(self, head: str, firsts: list[str], seconds: list[str], contexts: list[str] | None = None) -> np.ndarray:
-        """One head's logits for each pair, batched by length (sorted, then put back in order)."""
+        """One head's logits for each pair, each pair in a run of its own.
+
+        Why not batched: the weights are int8 with onnxruntime's *dynamic* quantisation, which sets
+        the activations' int8 scale from the whole input tensor of a run, so a batched pair's logit
+        moved with its batch-mates (up to 0.19 on real reads, 1.2 on test pairs:
+        bench/results/reader-batch-2026-11-26.md) and a sentence could cross the answer threshold
+        because of what else the question read. Alone, a pair's score is a function of the pair,
+        and no slower (5.6 against 6.2 ms a pair: no padding)."""
         rows = self.encoder.rows(firsts, seconds, int(self.max_length[head]), contexts)
-        order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
-        out: list[np.ndarray | None] = [None] * len(rows)
-        i = 0
         index = {"answer": 0, "relevance": 1, "claim": 2}[head]
-        while i < len(order):
-            j = i + 1
-            while j < len(order) and (j - i + 1) * len(rows[order[j]][0]) <= _TOKENS_PER_BATCH:
-                j += 1
-            chunk = order[i:j]
-            feeds = self.encoder.batch([rows[k] for k in chunk])
-            result = self.session.run(None, feeds, _run_options())[index]
-            for k, v in zip(chunk, result):
-                out[k] = v
-            i = j
+        out = []
+        for k, row in enumerate(rows):
+            # a one-question process gives the arena back after the call's last run only
+            options = _run_options() if k == len(rows) - 1 else None
+            out.append(self.session.run(None, self.encoder.batch([row]), options)[index][0])
         return np.stack(out).astype(np.float64)
 
 

@@ -169,3 +169,18 @@ def test_a_swapped_word_from_a_texlive_manual_is_not_supported(manual, page, mar
     r = reader.get()
     assert r.claim_probs(true_claim, [evidence])[0].argmax() == 0
     assert r.claim_probs(swapped_claim, [evidence])[0].argmax() != 0
+
+
+@needs_weights
+def test_a_sentence_scores_the_same_whatever_else_is_read_with_it(rfaq_basics):
+    """The int8 weights quantise activations per run (onnxruntime's dynamic quantisation): a
+    sentence read in one batch with others moved with its batch-mates and could cross the answer
+    threshold because of what else a question read. Each pair runs alone: its score is the pair's."""
+    sents = sentences_of(rfaq_basics)
+    r = reader.get()
+    together = r.answer_probs("Who initially wrote R?", sents, [rfaq_basics] * len(sents))
+    alone = np.array([r.answer_probs("Who initially wrote R?", [s], [rfaq_basics])[0] for s in sents])
+    assert len(sents) > 5 and np.array_equal(together, alone), np.abs(together - alone).max()
+    claims = r.claim_probs("R was initially written by Ross Ihaka and Robert Gentleman.", sents[:6])
+    assert np.array_equal(claims[2], r.claim_probs("R was initially written by Ross Ihaka and Robert Gentleman.",
+                                                   [sents[2]])[0])

@@ -200,5 +200,7 @@ def test_how_do_i_steps_stop_at_the_faq_s_next_question(small_index):
     """R-FAQ 5.1.x answers "how to install add-on packages" with a pointer; the steps that follow it
     in the unit belong to the next entry ("8.5 How can I debug S4 methods?"), not to this answer."""
     res = run_ask("How do I install add-on packages in R?", small_index, load_config(), save=False)
-    assert "Add-on packages" in res.answer
+    # R-FAQ answers it twice, both fine: the pointer to "Add-on packages" in R Installation and
+    # Administration (5.1.x), and 5.2's `R CMD INSTALL`; the reader scores them within 0.01
+    assert "Add-on packages" in res.answer or "R CMD INSTALL" in res.answer, res.answer
     assert "debug S4" not in res.answer and "trace() function" not in res.answer

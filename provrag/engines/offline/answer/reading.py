@@ -8,9 +8,10 @@ question with each candidate sentence in its paragraph and gives a calibrated pr
 that the sentence states the answer.
 
 Steps:
-1. passages: the retrieved records, the first `reader_passages` re-ranked by the reader's
-   passage head (its relevance probability), so a package's own manual comes before the
-   others that merely mention it;
+1. passages: the retrieved records, the first `reader_passages` re-ranked by reciprocal rank
+   fusion of retrieval's order and the reader's passage head (its relevance probability), so a
+   package's own manual comes before the others that merely mention it, and a page that
+   retrieval ranks high is not dropped on the head's word alone;
 2. candidates: the best `reader_sentences` distinct sentences — those of the best passages
    (a short question such as "What is R?" shares no word a scorer can weigh) and the best by
    the lexical scorer (scoring.rank_sentences), alternately;
@@ -99,17 +100,44 @@ def memoised(question: str, kind: str, keys: list[str], compute) -> list[float]:
     return [seen[k] for k in keys]
 
 
+# reciprocal rank fusion's constant (Cormack, Clarke & Büttcher 2009: 60, the value they and
+# most engines use, e.g. Elasticsearch's rrf retriever); not fitted here
+RRF_K = 60
+
+
 def rank_passages(r, question: str, context: list[dict], limit: int) -> tuple[list[int], list[float] | None]:
-    """Indices of the context records, the first `limit` re-ordered by the passage head (stable:
-    retrieval's order breaks ties), and their relevance probabilities (None: not re-ranked)."""
+    """Indices of the context records, the first `limit` re-ordered by reciprocal rank fusion of
+    two rankings: retrieval's (BM25 + embeddings over the whole index) and the passage head's
+    (the reader's relevance probability); ties keep retrieval's order. Also their relevance
+    probabilities (None: not re-ranked).
+
+    Why both: each is wrong where the other is right. The head reads a passage alone, so one that
+    merely talks about the question's topic (another package's manual that mentions booktabs)
+    can outscore the page that states the fact; retrieval weighs how rare the question's words
+    are across the index, which the head cannot see. The order decides which passages' sentences
+    the reader reads at all (`candidates` takes the first passages' sentences, alternating with
+    the lexical scorer's best), so a page the head alone puts 4th is rarely read. Measured on
+    the dev sets (bench/results/recall-dev-2026-11-27.md): the page that answers is among the
+    first three passages more often by the fusion than by the head alone."""
     order = list(range(len(context)))
     if limit <= 0 or len(context) < 1:
         return order, None
     head = order[:limit]
     scores = memoised(question, "passage", [passage_text(context[i]) for i in head],
                       lambda texts: r.passage_scores(question, texts))
-    ranked = sorted(head, key=lambda i: (-scores[i], i))
-    return ranked + order[limit:], scores + [None] * (len(order) - limit)
+    by_head = {i: k for k, i in enumerate(sorted(head, key=lambda i: (-scores[i], i)))}
+    fused = sorted(head, key=lambda i: (-(1.0 / (RRF_K + by_head[i]) + 1.0 / (RRF_K + i)), i))
+    return fused + order[limit:], scores + [None] * (len(order) - limit)
+
+
+def by_relevance(order: list[int], pscores: list[float | None] | None) -> list[int]:
+    """The records by the passage head's probability alone (ties: retrieval's order), the ones it
+    did not read after them: what the reader finds most relevant, as an abstention's closest
+    passages and the passage a "what is said about" question is answered from."""
+    if pscores is None:
+        return list(order)
+    scored = sorted((i for i in order if pscores[i] is not None), key=lambda i: (-pscores[i], i))
+    return scored + [i for i in order if pscores[i] is None]
 
 
 def candidates(ranked: list[dict], passages: list[int], n: int) -> list[dict]:
@@ -155,9 +183,12 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
     threshold = float(scfg.answer_min_prob)
     n = int(scfg.answer_sentences)
     order, pscores = rank_passages(r, question, context, int(scfg.reader_passages))
+    relevant = by_relevance(order, pscores)
     rank_of = {ri: k for k, ri in enumerate(order)}
     ranked = rank_sentences(question, context, idf, qterms=qterms)
-    cands = candidates(ranked, order, int(scfg.reader_sentences))
+    # the head's most relevant passage is read first whatever the fusion made of it: a question
+    # on what a source says about a topic is answered from it (said_about)
+    cands = candidates(ranked, list(dict.fromkeys(relevant[:1] + order)), int(scfg.reader_sentences))
     paragraphs = {c["sentence"]: c.get("paragraph") or c["sentence"] for c in cands}
     probs = memoised(question, "answer", [c["sentence"] for c in cands],
                      lambda sents: r.answer_probs(question, sents, contexts=[paragraphs[x] for x in sents]))
@@ -179,16 +210,17 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
     picked = focus_read(question, answering, context, idf or {}, n)
     best = cands[0]["prob"] if cands else 0.0
     if not picked and asks_what_is_said(question):
-        picked, best = said_about(cands, order, pscores, threshold, best)
+        picked, best = said_about(cands, relevant, pscores, threshold, best)
         if info is not None and picked:
             info["answered_by"] = "passage head (the question asks what is said about a topic)"
     if info is not None:
         info["reader"] = "learned"
         info["threshold"] = threshold
         info["confidence"] = round(best, 4)
-        info["passage_order"] = order
+        info["passage_order"] = relevant   # an abstention's closest passages: the most relevant by the head
+        info["read_order"] = order         # the order its candidate sentences were taken in (rank_passages)
         if pscores is not None:
-            info["passages"] = [{"record": ri, "prob": round(pscores[ri], 4)} for ri in order if pscores[ri] is not None]
+            info["passages"] = [{"record": ri, "prob": round(pscores[ri], 4)} for ri in relevant if pscores[ri] is not None]
         info["read"] = [{"record": c["record"], "prob": c["prob"], "reader_prob": c["reader_prob"],
                          "lexical_score": c["lexical_score"], "passage_prob": c["passage_prob"],
                          "sentence": c["sentence"][:160]} for c in cands[:10]]
