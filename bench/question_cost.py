@@ -44,9 +44,9 @@ stats = collections.defaultdict(collections.Counter)
 r = R.get()
 run_session = r.session.run
 head_now = {}
-def session_run(names, feeds):
+def session_run(names, feeds, options=None):
     t = time.perf_counter()
-    out = run_session(names, feeds)
+    out = run_session(names, feeds, options)
     s = stats["reader " + head_now["head"]]
     s["batches"] += 1; s["batch_ms"] += 1000 * (time.perf_counter() - t)
     s["padded_pieces"] += int(feeds["input_ids"].size); s["real_pieces"] += int(feeds["attention_mask"].sum())
