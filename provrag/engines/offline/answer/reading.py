@@ -11,7 +11,8 @@ Steps:
 1. passages: the retrieved records, the first `reader_passages` re-ranked by reciprocal rank
    fusion of retrieval's order and the reader's passage head (its relevance probability), so a
    package's own manual comes before the others that merely mention it, and a page that
-   retrieval ranks high is not dropped on the head's word alone;
+   retrieval ranks high is not dropped on the head's word alone (the head's own first passage
+   is read first);
 2. candidates: the best `reader_sentences` distinct sentences — those of the best passages
    (a short question such as "What is R?" shares no word a scorer can weigh) and the best by
    the lexical scorer (scoring.rank_sentences), alternately;
@@ -109,7 +110,7 @@ def rank_passages(r, question: str, context: list[dict], limit: int) -> tuple[li
     """Indices of the context records, the first `limit` re-ordered by reciprocal rank fusion of
     two rankings: retrieval's (BM25 + embeddings over the whole index) and the passage head's
     (the reader's relevance probability); ties keep retrieval's order. Also their relevance
-    probabilities (None: not re-ranked).
+    probabilities (None: not re-ranked). The head's most relevant passage comes first.
 
     Why both: each is wrong where the other is right. The head reads a passage alone, so one that
     merely talks about the question's topic (another package's manual that mentions booktabs)
@@ -125,8 +126,12 @@ def rank_passages(r, question: str, context: list[dict], limit: int) -> tuple[li
     head = order[:limit]
     scores = memoised(question, "passage", [passage_text(context[i]) for i in head],
                       lambda texts: r.passage_scores(question, texts))
-    by_head = {i: k for k, i in enumerate(sorted(head, key=lambda i: (-scores[i], i)))}
-    fused = sorted(head, key=lambda i: (-(1.0 / (RRF_K + by_head[i]) + 1.0 / (RRF_K + i)), i))
+    by_head = sorted(head, key=lambda i: (-scores[i], i))
+    head_rank = {i: k for k, i in enumerate(by_head)}
+    fused = sorted(head, key=lambda i: (-(1.0 / (RRF_K + head_rank[i]) + 1.0 / (RRF_K + i)), i))
+    # the head's most relevant passage is read first whatever the fusion made of it: a question on
+    # what a source says about a topic is answered from it (said_about)
+    fused = list(dict.fromkeys(by_head[:1] + fused))
     return fused + order[limit:], scores + [None] * (len(order) - limit)
 
 
@@ -186,9 +191,7 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
     relevant = by_relevance(order, pscores)
     rank_of = {ri: k for k, ri in enumerate(order)}
     ranked = rank_sentences(question, context, idf, qterms=qterms)
-    # the head's most relevant passage is read first whatever the fusion made of it: a question
-    # on what a source says about a topic is answered from it (said_about)
-    cands = candidates(ranked, list(dict.fromkeys(relevant[:1] + order)), int(scfg.reader_sentences))
+    cands = candidates(ranked, order, int(scfg.reader_sentences))
     paragraphs = {c["sentence"]: c.get("paragraph") or c["sentence"] for c in cands}
     probs = memoised(question, "answer", [c["sentence"] for c in cands],
                      lambda sents: r.answer_probs(question, sents, contexts=[paragraphs[x] for x in sents]))

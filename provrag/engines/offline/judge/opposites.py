@@ -138,19 +138,19 @@ def find_turned(claim, evidence: str, sents: list[tuple[int, int]], coverage, po
         sent_words = _words(normalise(st.raw))
         opposite = _opposite(claim_words, sent_words)
         turned = opposite or _reversed(claim_words, sent_words)
-        # the sentence says the rest of the claim, the claim's word put back in its opposite's place
-        if turned is None or _lacking(claim, pool | ({stem(opposite[0])} if opposite else set()),
-                                      st.numbers, covered) > MAX_MISSING:
+        back = {stem(opposite[0])} if opposite else set()   # the claim's word, put back in its opposite's place
+        # the sentence says the rest of the claim, with the claim's word back
+        if turned is None or _lacking(claim, pool | back, st.numbers, covered) > MAX_MISSING:
             continue
         # and says something of it besides the turned word: two of the claim's other words at
         # least ("Early in the 1971–72 season, … Reed went down" does not turn "Reed is late")
-        if opposite and sum(covered(x, pool) for x in set(claim.stems) - {stem(opposite[0])}) < MIN_SAID:
+        if opposite and sum(covered(x, pool) for x in set(claim.stems) - back) < MIN_SAID:
             continue
-        said = coverage(pool | ({stem(opposite[0])} if opposite else set()), st.numbers)  # the word put back
+        said = coverage(pool | back, st.numbers)
         # the claim said as it stands elsewhere in the text (as much of it, with the claim's own
         # word, or with its terms in the claim's order): the turned sentence is about another thing
         if any(r[2] is not st and coverage(r[3], r[2].numbers) >= said - 1e-9
-               and (stem(opposite[0]) in r[2].all_stems if opposite
+               and (back <= set(r[2].all_stems) if opposite
                     else _reversed(claim_words, _words(normalise(r[2].raw))) is None)
                for r in rows):
             continue
