@@ -1,6 +1,6 @@
 """The learned reader's answer decision, measured in one process on check_qa.py's folders (dev sets).
 
-    .venv/bin/python bench/reader_dev.py DIR [DIR …] [--index-root SCRATCH] [--limit N] [--dump FILE.jsonl]
+    .venv/bin/python bench/reader_dev.py DIR [DIR …] [--index-root SCRATCH] [--limit N] [--dump FILE.jsonl] [--ask]
 
 Each DIR has check_qa.py's layout (corpus/, questions.jsonl, unanswerable.jsonl; bench/qa_sets.py
 builds them: squad-half-A/B, manuals). Its corpus is indexed once under --index-root (reused
@@ -9,12 +9,18 @@ when there). For every question, basic search's context is taken exactly as ask 
 
 - features: the hand-set path — the coverage gate (query/answerable.py) and the lexical +
   MiniLM selection with its focus rules (answer/selection.py, focus.py);
-- learned:  the reader's path (answer/reading.py): passage re-ranking, candidates, P(answers).
+- learned:  the reader's path (answer/reading.py): passage re-ranking (reciprocal rank fusion,
+  rank_passages), candidates, P(answers) with each pair read alone — the features read() weighs,
+  its gate (`gate`: the coverage ask passes it) included.
 Per candidate the dump keeps the reader's probability, the passage's, the lexical score, and
 whether the sentence holds a gold answer string and stands on a gold page, so thresholds and
 combinations can be compared without re-reading. Printed per set and path: gold page first,
 answer holds gold, false abstentions, unanswerable abstained — check_qa.py's figures, computed
 in-process for the lead sentence (check_qa.py itself measures the full ask through the CLI).
+
+--ask: each question is asked as ask asks it (pipelines/ask.run_ask: its route, local search
+for most, and its wider retries), and every reading it makes is dumped, one row per attempt,
+with the features read() weighed (ReadCapture) — what bench/fit_reader.py should be fitted on.
 """
 from __future__ import annotations
 
@@ -104,6 +110,9 @@ def read_question(reader, q: dict, cfg, r, with_features: bool = True) -> dict:
     rank_of = {ri: k for k, ri in enumerate(order)}
     return {"id": q.get("id"), "answerable": gold_doc is not None, "question": question,
             "coverage_confidence": found.confidence if with_features else None,
+            # what ask passes the reader as its gate (query/context.engine_answer: None when the
+            # question has no content word the index could hold)
+            "gate": terms.coverage,
             "lexical_coverage": lexical.lexical, "lexical_confidence": lexical.confidence, "ms_features": round(t_old * 1000), "ms_learned": round(t_new * 1000),
             "features_lead": ({"on_gold": on_gold(old[0]["record"]), "holds": holds(" ".join(p["sentence"] for p in old)),
                                "sentence": old[0]["sentence"][:200]} if old else None),
@@ -113,6 +122,81 @@ def read_question(reader, q: dict, cfg, r, with_features: bool = True) -> dict:
                             "passage_prob": None if pscores is None or pscores[c["record"]] is None else round(pscores[c["record"]], 4),
                             "retrieval_rank": c["record"], "on_gold": on_gold(c["record"]), "holds": holds(c["sentence"]),
                             "sentence": c["sentence"][:200]} for c, p, m in zip(cands, probs, meaning)]}
+
+
+class ReadCapture:
+    """Every reading a live ask makes (answer/reading.read, once per attempt: local → basic → wide
+    → section, query/escalate.py), with each candidate's features exactly as read() weighed them.
+    Why: most questions are answered on the local route, whose passages basic search (the path
+    read_question replays) never sees; a refit on basic search's readings alone would be fitted
+    on contexts ask mostly does not read. Used as `with ReadCapture() as cap: run_ask(…)`; then
+    `cap.rows(index_reader, q)` gives one dump row per attempt."""
+
+    def __enter__(self):
+        from provrag.engines.offline.answer import reading
+
+        self.module, self.reads, self.last = reading, [], []
+        self.originals = (reading.read, reading.candidates)
+        read, candidates = self.originals
+
+        def keep_candidates(*args, **kwargs):
+            self.last = candidates(*args, **kwargs)
+            return self.last
+
+        def keep_read(question, context, *args, **kwargs):
+            self.last = []
+            out = read(question, context, *args, **kwargs)
+            self.reads.append((context, self.last))   # read() set each candidate's features in place
+            return out
+
+        reading.read, reading.candidates = keep_read, keep_candidates
+        return self
+
+    def __exit__(self, *exc):
+        self.module.read, self.module.candidates = self.originals
+
+    def rows(self, index_reader, q: dict) -> list[dict]:
+        from provrag.store.units import fetch_units
+
+        gold_doc, gold_pages = q.get("document"), set(q.get("pages") or [])
+        answers = [norm(a) for a in q.get("answers") or []]
+        out = []
+        for attempt, (ctx, cands) in enumerate(self.reads):
+            units = fetch_units(index_reader, [c["text_unit_id"] for c in ctx])
+
+            def on_gold(ri: int) -> bool:
+                u = units.get(ctx[ri]["text_unit_id"])
+                if u is None or gold_doc is None or Path(str(u.path)).name != gold_doc or u.page_start is None:
+                    return False
+                return bool(set(range(int(u.page_start), int(u.page_end or u.page_start) + 1)) & gold_pages)
+
+            out.append({"id": q.get("id"), "answerable": gold_doc is not None, "question": q["question"],
+                        "attempt": attempt,
+                        "candidates": [{"prob": c["reader_prob"], "lexical": c["lexical_score"],
+                                        "coverage": c.get("coverage", 0.0), "meaning": c["features"]["meaning"],
+                                        "passage_prob": c["passage_prob"], "record": c["record"],
+                                        "features": c["features"], "on_gold": on_gold(c["record"]),
+                                        "holds": any(a and a in norm(c["sentence"]) for a in answers),
+                                        "sentence": c["sentence"][:200]} for c in cands if "features" in c]})
+        self.reads = []
+        return out
+
+
+def ask_dump(questions: list[dict], idx: Path, cfg, dump, name: str) -> None:
+    """Every reading of the live ask of each question (ReadCapture), one dump row per attempt."""
+    from provrag.pipelines.ask import run_ask
+    from provrag.store.reader import open_index
+
+    reader, n = open_index(idx), 0
+    for q in questions:
+        with ReadCapture() as cap:
+            run_ask(q["question"], idx, cfg, save=False, reader=reader)
+        for row in cap.rows(reader, q):
+            row["set"] = name
+            n += 1
+            if dump:
+                dump.write(json.dumps(row) + "\n")
+    print(f"{name}: {len(questions)} questions asked, {n} readings dumped", flush=True)
 
 
 def summary(rows: list[dict], threshold: float, gate: float) -> dict:
@@ -144,6 +228,7 @@ def main() -> None:
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--threshold", type=float, default=None)
     ap.add_argument("--no-features", action="store_true", help="skip the hand-set path's MiniLM passes (faster)")
+    ap.add_argument("--ask", action="store_true", help="dump every reading of the live ask, per attempt (ReadCapture)")
     a = ap.parse_args()
 
     from provrag.config import load_config
@@ -167,6 +252,9 @@ def main() -> None:
         if a.limit:
             qs, us = qs[:a.limit], us[:a.limit]
         rows = []
+        if a.ask:
+            ask_dump(qs + us, idx, cfg, dump, d.name)
+            continue
         with reading(idx, None) as reader:
             for q in qs + us:
                 row = read_question(reader, q, cfg, r, not a.no_features)
