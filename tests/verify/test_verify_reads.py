@@ -23,15 +23,23 @@ ANSWER = ("Dr. Imogen Vale leads the Halcyon commissioning team. "
 
 @pytest.fixture
 def fetched(monkeypatch) -> Counter:
-    """How often each unit id's row is read from the index (store/units._fetch)."""
+    """How often each unit id's row is read from the index (store/units._fetch), and how many
+    rows retrieval read from text_units.parquet by position (query/retrieve.read_rows, under "@rows")."""
+    import provrag.query.retrieve as retrieve
+
     seen: Counter = Counter()
-    real = units._fetch
+    real, real_rows = units._fetch, retrieve.read_rows
 
     def counting(reader, ids, positions, rows):
         seen.update(ids)
         return real(reader, ids, positions, rows)
 
+    def counting_rows(path, positions):
+        seen["@rows"] += len(positions)
+        return real_rows(path, positions)
+
     monkeypatch.setattr(units, "_fetch", counting)
+    monkeypatch.setattr(retrieve, "read_rows", counting_rows)
     return seen
 
 
@@ -42,7 +50,7 @@ def test_each_unit_row_is_read_once_per_run(sample_index, fetched):
     shown = {e.text_unit_id for c in result.claims for e in c.evidence}
     assert len(result.claims) == 2 and shown
     assert shown <= set(fetched)
-    assert [u for u, n in fetched.items() if n > 1] == []
+    assert [u for u, n in fetched.items() if n > 1 and u != "@rows"] == []
 
 
 def test_a_servers_kept_rows_are_used_and_kept(sample_index, fetched):
@@ -53,7 +61,7 @@ def test_a_servers_kept_rows_are_used_and_kept(sample_index, fetched):
         assert reader.kept_units is kept and kept.rows
         fetched.clear()
         again = verify_answer(reader, ANSWER, CFG)
-    assert sum(fetched.values()) == 0   # the second request reads nothing the first one read
+    assert fetched["@rows"] == 0 and sum(fetched.values()) == 0   # the second request reads nothing the first one read
     assert [c.to_json() for c in again.claims] == [c.to_json() for c in first.claims]
 
 
