@@ -46,6 +46,9 @@ DEFAULT_SETS = [f"manuals={HONEST}/idx-manuals:{ROOT}/eval/manuals/claims.jsonl"
                 f"texlive={HONEST}/idx-texlive:{ROOT}/eval/texlive/claims.jsonl",
                 # answers with their citations, as /v1/verify gets them (a check_qa run of ask)
                 f"manuals-answers={HONEST}/idx-manuals:{HONEST}/after-manuals.jsonl"]
+# --same also checks the answers ask gave on the other two sets
+SAME_SETS = DEFAULT_SETS + [f"small-answers={HONEST}/idx-small:{HONEST}/after-small.jsonl",
+                            f"texlive-answers={HONEST}/idx-texlive:{HONEST}/after-texlive.jsonl"]
 GOAL_MS = 150.0
 
 # The child: reads one JSON command a line on stdin ({"set", "claim", "save"}), verifies the claim
@@ -172,11 +175,12 @@ class Child:
         self.proc.wait(timeout=60)
 
 
-def comparable(result: dict) -> dict:
-    """The verify JSON as a user sees it, floats to 3 decimals, the run's own ids and files aside."""
+def comparable(result: dict, places: int | None = 3) -> dict:
+    """The verify JSON as a user sees it, floats to `places` decimals (None: as they are), the
+    run's own ids and files aside."""
     def norm(x):
-        if isinstance(x, float):
-            return round(x, 3)
+        if isinstance(x, float) and places is not None:
+            return round(x, places)
         if isinstance(x, dict):
             return {k: norm(v) for k, v in x.items() if k not in ("trace_id", "trace_file", "trace_error")}
         if isinstance(x, list):
@@ -196,16 +200,19 @@ def load() -> list[float]:
 
 def same(children: dict[str, Child], sets: dict) -> dict:
     """Every claim through both trees, its full JSON compared."""
-    diffs, n = [], 0
+    diffs, n, exact, per_set = [], 0, 0, {}
     for name, (_, claims) in sets.items():
+        per_set[name] = len(claims)
         for c in claims:
-            got = {tree: comparable(ch.ask(set=name, claim=c["claim"], question=c["question"], save=False, json=True)["result"])
+            raw = {tree: ch.ask(set=name, claim=c["claim"], question=c["question"], save=False, json=True)["result"]
                    for tree, ch in children.items()}
+            got = {tree: comparable(r) for tree, r in raw.items()}
             n += 1
+            exact += comparable(raw["base"], None) == comparable(raw["new"], None)
             if got["base"] != got["new"]:
                 diffs.append({"set": name, "id": c.get("id"), "claim": c["claim"], "base": got["base"], "new": got["new"]})
                 print(f"DIFFERENT {name} {c.get('id')}: {c['claim'][:80]}", flush=True)
-    return {"claims": n, "different": len(diffs), "diffs": diffs}
+    return {"claims": n, "per_set": per_set, "different": len(diffs), "identical_to_the_last_digit": exact, "diffs": diffs}
 
 
 def speed(children: dict[str, Child], sets: dict, reps: int) -> dict:
@@ -258,7 +265,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/work/scratch/verifyspeed"))
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    sets = parse_sets(args.set or DEFAULT_SETS)
+    sets = parse_sets(args.set or (SAME_SETS if args.same else DEFAULT_SETS))
     args.work.mkdir(parents=True, exist_ok=True)
     base = base_tree(args.base_ref, args.work)
     farms = {name: str(link_farm(Path(index), args.work / "farms" / name)) for name, (index, _) in sets.items()}
@@ -292,8 +299,9 @@ def summary(r: dict) -> str:
     lines = [f"load average before {r['load_before'][0]:.1f}, after {r['load_after'][0]:.1f} "
              f"({r['cpus']} CPUs); judge: {r['judge']}"]
     if r["kind"] == "same":
-        lines.append(f"same verdicts: {r['claims'] - r['different']} of {r['claims']} claims identical "
-                     f"({r['different']} different)")
+        lines.append(f"same verdicts: {r['claims'] - r['different']} of {r['claims']} verify runs identical to 3 decimals "
+                     f"({r['different']} different; {r['identical_to_the_last_digit']} identical to the last digit); "
+                     + ", ".join(f"{k} {v}" for k, v in r["per_set"].items()))
         return "\n".join(lines)
     lines += ["| set | base p50 | new p50 | base p95 | new p95 | new ÷ base (p50) |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
     pc = r["per_claim_ms"]
