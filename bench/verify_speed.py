@@ -3,6 +3,7 @@
 usage: python bench/verify_speed.py [--base-ref bdc5891] [--set NAME=INDEX:CLAIMS …] [--reps 2]
          [--cold 3] [--judge features|learned] [--out STEM] [--work DIR]
        python bench/verify_speed.py --same [--set …] [--judge …]
+       python bench/verify_speed.py --judge-only [--set …] [--reps 3]
 
 Speed (the default): one child process per tree (the commit before as a detached worktree under
 --work, imported first on sys.path with the editable finder dropped: the same venv, so the same
@@ -21,7 +22,12 @@ Indexes are read in place through a link farm (verify stores its trace in INDEX/
 --same: every claim of every set through both trees (the trace not stored) and the full JSON of
 each verify result compared: verdicts, labels, scores to 3 decimals, reasons, evidence ids, pages
 and quotes, citations; the trace ids and file names aside. Exits 1 on any difference.
-Writes bench/results/verify_speed-<date>.json (speed) or verify_same-<date>.json (--same).
+--judge-only: the fitted judge's features alone (judge/features.py, the largest stage) over the
+(claim, text) pairs the claims of the sets are judged on (recorded from this tree's run), per tree,
+interleaved, its caches emptied first (each text read for the first time) and then again (texts
+met before, as a server meets them): the stage without retrieval, storage and load noise.
+Writes bench/results/verify_speed-<date>.json (speed), verify_same-<date>.json (--same) or
+verify_judge-only-<date>.json.
 """
 from __future__ import annotations
 
@@ -109,11 +115,45 @@ import provrag.engines.offline.judge.analysis as analysis
 for m in list(sys.modules.values()):
     if getattr(m, "__name__", "").startswith("provrag.") and getattr(m, "sentences", None) is getattr(analysis.sentences, "__wrapped__", None):
         m.sentences = analysis.sentences
+import provrag.engines.offline.judge.decide as decide_module
+recorded, record = [], {"on": False}
+def recording(fn):
+    def wrapped(claim, evidence, *a, **k):
+        if record["on"]:
+            recorded.append([claim, evidence, list(a), k])
+        return fn(claim, evidence, *a, **k)
+    return wrapped
+decide_module.features = recording(decide_module.features)
+def judge_pairs(pairs):
+    # the fitted judge's features over recorded (claim, text) pairs: caches emptied, then again
+    import provrag.engines.offline.judge.features as F
+    caches = []
+    for module, name in (("analysis", "analyse"), ("analysis", "sentences"), ("features", "_near"),
+                         ("slots", "sentence_tokens"), ("opposites", "_words")):
+        fn = getattr(importlib.import_module("provrag.engines.offline.judge." + module), name, None)
+        if hasattr(fn, "cache_clear"):
+            caches.append(fn)
+    for fn in caches:
+        fn.cache_clear()
+    t = time.perf_counter()
+    first = [F.features(c, e, *a, **k) for c, e, a, k in pairs]
+    cold = 1000 * (time.perf_counter() - t)
+    t = time.perf_counter()
+    [F.features(c, e, *a, **k) for c, e, a, k in pairs]
+    return {"cold_ms": cold, "again_ms": 1000 * (time.perf_counter() - t), "n": len(first)}
 overrides = {"verify": {"judge": judge}} if judge != "default" else None
 cfg = load_config(None, overrides)
 readers = {}
 for line in sys.stdin:
     cmd = json.loads(line)
+    if "pairs" in cmd:
+        print(json.dumps(judge_pairs(cmd["pairs"])), flush=True)
+        continue
+    if "recorded" in cmd:
+        print(json.dumps({"pairs": recorded[:]}), flush=True)
+        recorded.clear()
+        continue
+    record["on"] = bool(cmd.get("record"))
     index = sets[cmd["set"]]
     if index not in readers:
         readers[index] = open_index(index)
@@ -239,6 +279,25 @@ def speed(children: dict[str, Child], sets: dict, reps: int) -> dict:
             "stage_ms_per_claim": {t: {k: v / max(n_claims[t], 1) for k, v in stages[t].items()} for t in children}}
 
 
+def judge_only(children: dict[str, Child], sets: dict, reps: int) -> dict:
+    """The fitted judge alone (features.py) over the (claim, text) pairs every claim of the sets
+    is judged on, per tree, interleaved: with its caches emptied (every text read for the first
+    time, as a new claim's units are) and again (the units met before, as in a server)."""
+    new = children["new"]
+    for name, (_, claims) in sets.items():
+        for c in claims:
+            new.ask(set=name, claim=c["claim"], question=c["question"], save=False, record=True)
+    pairs = new.ask(recorded=True)["pairs"]
+    n_claims = sum(len(c) for _, c in sets.values())
+    out = {t: {"cold_ms_per_claim": [], "again_ms_per_claim": []} for t in children}
+    for rep in range(reps):
+        for tree, ch in (list(children.items()) if rep % 2 == 0 else list(children.items())[::-1]):
+            r = ch.ask(pairs=pairs)
+            out[tree]["cold_ms_per_claim"].append(r["cold_ms"] / n_claims)
+            out[tree]["again_ms_per_claim"].append(r["again_ms"] / n_claims)
+    return {"pairs": len(pairs), "claims": n_claims, "per_tree": out}
+
+
 def cold(clis: dict[str, str], farms: dict[str, str], sets: dict, n: int) -> dict:
     """`provrag verify --answer CLAIM --json` through the CLI, per tree, interleaved."""
     name = next(iter(sets))
@@ -262,6 +321,8 @@ def main() -> None:
     ap.add_argument("--cold", type=int, default=3, help="claims verified cold through the CLI per tree")
     ap.add_argument("--judge", default="default", help="the [verify] judge: default (config.toml's), features, learned")
     ap.add_argument("--same", action="store_true", help="compare every verdict of both trees, no timing")
+    ap.add_argument("--judge-only", action="store_true",
+                    help="time the fitted judge's features alone over the claims' (claim, text) pairs")
     ap.add_argument("--work", type=Path, default=Path("/work/scratch/verifyspeed"))
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -275,17 +336,19 @@ def main() -> None:
     try:
         if args.same:
             result = {"kind": "same", "judge": args.judge, **same(children, sets)}
+        elif args.judge_only:
+            result = {"kind": "judge_only", "judge": args.judge, **judge_only(children, sets, args.reps)}
         else:
             result = {"kind": "speed", "judge": args.judge, **speed(children, sets, args.reps)}
     finally:
         for ch in children.values():
             ch.close()
-    if not args.same and args.cold:
+    if result["kind"] == "speed" and args.cold:
         clis = {"base": str(wrapper(base, args.work)), "new": str(Path(sys.executable).parent / "provrag")}
         result["cold"] = cold(clis, farms, sets, args.cold)
     result.update({"base_ref": args.base_ref, "machine": platform.platform(), "cpus": os.cpu_count(),
                    "load_before": before, "load_after": load(), "sets": {k: len(v[1]) for k, v in sets.items()}})
-    stem = args.out or f"verify_{'same' if args.same else 'speed'}-{dt.date.today()}"
+    stem = args.out or f"verify_{result['kind'].replace('_', '-')}-{dt.date.today()}"
     out = ROOT / "bench" / "results" / f"{stem}.json"
     out.write_text(json.dumps(result, indent=1))
     print(summary(result))
@@ -298,6 +361,14 @@ def summary(r: dict) -> str:
     """The figures as Markdown rows (what bench/results/verify_speed-*.md quotes)."""
     lines = [f"load average before {r['load_before'][0]:.1f}, after {r['load_after'][0]:.1f} "
              f"({r['cpus']} CPUs); judge: {r['judge']}"]
+    if r["kind"] == "judge_only":
+        per = r["per_tree"]
+        med = {t: {k: statistics.median(v) for k, v in d.items()} for t, d in per.items()}
+        lines.append(f"fitted judge alone, {r['pairs']} (claim, text) pairs of {r['claims']} claims, ms per claim "
+                     f"(median of {len(per['base']['cold_ms_per_claim'])}): texts read for the first time: base "
+                     f"{med['base']['cold_ms_per_claim']:.1f}, new {med['new']['cold_ms_per_claim']:.1f}; met before: "
+                     f"base {med['base']['again_ms_per_claim']:.1f}, new {med['new']['again_ms_per_claim']:.1f}")
+        return "\n".join(lines)
     if r["kind"] == "same":
         lines.append(f"same verdicts: {r['claims'] - r['different']} of {r['claims']} verify runs identical to 3 decimals "
                      f"({r['different']} different; {r['identical_to_the_last_digit']} identical to the last digit); "
