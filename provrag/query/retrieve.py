@@ -109,13 +109,19 @@ def fetch_ranked(reader, ids: list[str]) -> dict:
     search) rather than by scanning its id column — a million ids — when the index has it."""
     from provrag.store.postings import row_positions
 
-    where = row_positions(getattr(reader, "path", None), ids)
+    # rows the reader keeps already (a server's, or one verify run's: verify/check.py) are not read
+    # again: only the others' row groups are (each read decodes whole row groups of text)
+    kept = getattr(reader, "kept_units", None)
+    have = kept.get(ids) if kept is not None else {}
+    todo = [i for i in dict.fromkeys(ids) if i not in have]
+    where = row_positions(getattr(reader, "path", None), todo) if todo else {}
     if where is None:
         return fetch_units(reader, ids)
-    if not where:
-        return {}
-    reader.con.register("provrag_ranked_units", read_rows(reader.path, list(where.values())))
-    return fetch_units(reader, ids, rows="provrag_ranked_units")
+    fresh = {}
+    if where:
+        reader.con.register("provrag_ranked_units", read_rows(reader.path, list(where.values())))
+        fresh = fetch_units(reader, todo, rows="provrag_ranked_units")
+    return {i: have.get(i) or fresh[i] for i in dict.fromkeys(ids) if i in have or i in fresh}
 
 
 def _finite(x) -> float:

@@ -35,14 +35,25 @@ def _covered(s: str, pool: frozenset[str]) -> bool:
     if "-" in s and all(stem(p) in pool for p in s.split("-") if p):
         return True
     if len(s) >= 4:
-        from rapidfuzz import fuzz, process
+        return any(_near(s, w) for w in pool)
+    return False
 
-        for w in pool:
-            n = _common_prefix(s, w)
-            if n >= 4 and n >= 0.6 * min(len(s), len(w)) and (n == len(s) or n == len(w) or n >= 5):
-                return True
-        if len(s) >= 5 and process.extractOne(s, pool, scorer=fuzz.ratio, score_cutoff=85) is not None:
-            return True
+
+@lru_cache(maxsize=65_536)
+def _near(s: str, w: str) -> bool:
+    """Is the span word `w` the claim stem `s` derived, glued or misspelt (the last three rules of
+    `_covered`)? One pair at a time, cached: a claim's stems meet the same span words in every
+    window that holds them, in the swap and turn searches and in the best span's sentences, so a
+    pair is decided once per process rather than ~10 times per evidence text (bench/verify_speed.py).
+    rapidfuzz's `extractOne(s, pool, scorer=ratio, score_cutoff=85)` finds a match exactly when
+    one word's ratio is at least 85, so the pool-wide search and this pairwise one agree."""
+    n = _common_prefix(s, w)
+    if n >= 4 and n >= 0.6 * min(len(s), len(w)) and (n == len(s) or n == len(w) or n >= 5):
+        return True
+    if len(s) >= 5:
+        from rapidfuzz import fuzz
+
+        return fuzz.ratio(s, w) >= 85
     return False
 
 
@@ -224,9 +235,13 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         pool = _pool(st) | head_pool
         nums = st.numbers + head_nums
         cov = coverage(pool, nums)
-        order = _lcs(c.stems, st.stems) / max(1, len(c.stems))
         # with a focus (the answer of a question), the span must be the one that states it
         fkey = focus_coverage(pool, nums) if f_focus is not None else 0.0
+        # word order only breaks ties: a span behind the best on focus and coverage cannot win on it
+        # (the claim's LCS with every span was ~a tenth of the judge's time, bench/verify_speed.py)
+        if best is not None and (round(fkey, 6), round(cov, 6)) < best[0][:2]:
+            continue
+        order = _lcs(c.stems, st.stems) / max(1, len(c.stems))
         key = (round(fkey, 6), round(cov, 6), order, -(b - a))
         if best is None or key > best[0]:
             best = (key, a, b, st, pool, nums, cov, order)

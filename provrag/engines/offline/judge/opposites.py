@@ -48,9 +48,11 @@ def opposite_words() -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
-def _words(text: str) -> list[tuple[str, str]]:
-    """(surface, stem) of every word of `text`, function words included, in order."""
-    return [(m.group(0), stem(m.group(0))) for m in _WORD.finditer(text)]
+@lru_cache(maxsize=4_096)
+def _words(text: str) -> tuple[tuple[str, str], ...]:
+    """(surface, stem) of every word of `text`, function words included, in order. Cached: an
+    evidence sentence is read this way for every claim it is judged against (a few KB a sentence)."""
+    return tuple((m.group(0), stem(m.group(0))) for m in _WORD.finditer(text))
 
 
 def _lacking(claim, pool: frozenset[str], nums, covered) -> int:

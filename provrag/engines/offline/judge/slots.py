@@ -16,6 +16,7 @@ thing that happens to share two words does not deny the claim.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from provrag.engines.offline.judge.analysis import Text
 from provrag.engines.offline.judge.quantities import qty_ok
@@ -45,6 +46,15 @@ def tokens(t: Text, raw: str) -> list[Token]:
     out = [Token(p, "name" if s in t.names else "word", s, w) for p, s, w in zip(t.pos, t.stems, t.words)]
     out += [Token(q.start, "num", "", raw[q.start:q.end], q) for q in t.numbers]
     return sorted(out, key=lambda k: k.pos)
+
+
+@lru_cache(maxsize=4_096)
+def sentence_tokens(raw: str) -> tuple[Token, ...]:
+    """`tokens` of an evidence sentence, read once: the swap search reads every sentence of a
+    text for every claim judged against it. Tokens are frozen, so sharing them is safe."""
+    from provrag.engines.offline.judge.analysis import analyse, normalise
+
+    return tuple(tokens(analyse(raw), normalise(raw)))
 
 
 def _same(a: Token, b: Token, covered) -> bool:
@@ -128,7 +138,7 @@ def find_swap(claim: Text, evidence: str, sents: list[tuple[int, int]], coverage
     said: list[float] = []   # each sentence's coverage as it stands, computed once a swap needs it
     best = None
     for a, b, st, pool in rows:
-        stoks = tokens(st, normalise(st.raw))
+        stoks = sentence_tokens(st.raw)
         found = swaps(ctoks, stoks, st, pool, covered)
         if not found:
             continue
