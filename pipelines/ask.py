@@ -137,7 +137,12 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     if method not in METHODS + ("auto",):
         raise AskError(f"unknown method '{method}' (expected auto, {', '.join(METHODS)})")
     # the index's stored paragraph vectors serve the answerer's MiniLM reads (embeddings/remembered.py)
+    opened_here = reader is None
     with reading(index_path, reader) as reader, reading_index(getattr(reader, "path", None)):
+        if opened_here:   # this ask's own reader: a unit's row is read once (a server's readers keep theirs)
+            from provrag.store.units import KeptUnits
+
+            reader.kept_units = KeptUnits()
         index_version = reader.manifest().get("index_version")
         engine = get_engine(cfg)  # a ConfigError (unknown engine, missing API key): one line, exit 2
         attach_index_cache(engine, reader.path)
