@@ -72,7 +72,9 @@ class StoredPassages:
         return {t: np.array(self.vectors[at_ok[i]], np.float32) for i, t in enumerate(texts) if hit[i]}
 
 
-_OPEN: dict[tuple, StoredPassages | None] = {}
+# folder → (stat of its keys file, what was opened): the current version of each index's files only
+# (a rebuilt index's old mapping is let go when a question first meets the new one)
+_OPEN: dict[str, tuple[tuple, StoredPassages | None]] = {}
 _LOCK = threading.Lock()
 
 
@@ -86,14 +88,16 @@ def stored_passages(index) -> StoredPassages | None:
         stamp = (folder / KEYS).stat()
     except OSError:
         return None
-    key = (str(folder.resolve()), stamp.st_mtime_ns, stamp.st_ino)
+    where, version = str(folder.resolve()), (stamp.st_mtime_ns, stamp.st_ino, stamp.st_size)
     with _LOCK:
-        if key not in _OPEN:
+        have = _OPEN.get(where)
+        if have is None or have[0] != version:
             try:
-                _OPEN[key] = StoredPassages(folder)
+                have = (version, StoredPassages(folder))
             except (OSError, ValueError):
-                _OPEN[key] = None
-        return _OPEN[key]
+                have = (version, None)
+            _OPEN[where] = have
+        return have[1]
 
 
 def read_passages(index) -> tuple[dict[bytes, np.ndarray], str | None]:
