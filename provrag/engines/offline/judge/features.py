@@ -24,6 +24,14 @@ from provrag.engines.offline.judge.slots import find_swap
 
 
 def _covered(s: str, pool: frozenset[str]) -> bool:
+    """_covered_in, for any collection of stems."""
+    return _covered_in(s, pool if isinstance(pool, frozenset) else frozenset(pool))
+
+
+# a pure function of (stem, pool), asked again and again for one span's pool (coverage, misses, names,
+# negation) and for the spans every claim of an answer shares; the pools kept are bounded with it
+@lru_cache(maxsize=16_384)
+def _covered_in(s: str, pool: frozenset[str]) -> bool:
     """A claim stem is covered by a span when the span has it; or every part of a hyphenated
     word; or a span word starts with it or it with a span word, sharing ≥ 4 letters and most of
     the shorter word (derivations: Spain/Spanish, England/English; glued words: "CowboysMoore");
@@ -37,13 +45,23 @@ def _covered(s: str, pool: frozenset[str]) -> bool:
     if len(s) >= 4:
         from rapidfuzz import fuzz, process
 
-        for w in pool:
+        for w in _by_head(pool).get(s[:4], ()):   # n ≥ 4 below: only words opening with s's first 4 letters
             n = _common_prefix(s, w)
             if n >= 4 and n >= 0.6 * min(len(s), len(w)) and (n == len(s) or n == len(w) or n >= 5):
                 return True
         if len(s) >= 5 and process.extractOne(s, pool, scorer=fuzz.ratio, score_cutoff=85) is not None:
             return True
     return False
+
+
+@lru_cache(maxsize=1_024)
+def _by_head(pool: frozenset[str]) -> dict[str, list[str]]:
+    """The pool's words of 4 letters or more by their first 4 letters."""
+    heads: dict[str, list[str]] = {}
+    for w in pool:
+        if len(w) >= 4:
+            heads.setdefault(w[:4], []).append(w)
+    return heads
 
 
 def _common_prefix(a: str, b: str) -> int:
