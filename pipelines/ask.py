@@ -122,6 +122,7 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     (a server's, kept between requests and not closed here) instead of opening `index_path`.
     `check`: judge each sentence of the answer against its cited sources and remove those they do
     not support (False: `ask --raw`, the answer as the engine gave it)."""
+    from provrag.embeddings.remembered import reading_index
     from provrag.engines import get_engine
     from provrag.query.basic_search import basic_search
     from provrag.query.escalate import search_with_retries
@@ -135,7 +136,13 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     method = (method or cfg.search.default_method or "auto").strip().lower()
     if method not in METHODS + ("auto",):
         raise AskError(f"unknown method '{method}' (expected auto, {', '.join(METHODS)})")
-    with reading(index_path, reader) as reader:
+    # the index's stored paragraph vectors serve the answerer's MiniLM reads (embeddings/remembered.py)
+    opened_here = reader is None
+    with reading(index_path, reader) as reader, reading_index(getattr(reader, "path", None)):
+        if opened_here:   # this ask's own reader: a unit's row is read once (a server's readers keep theirs)
+            from provrag.store.units import KeptUnits
+
+            reader.kept_units = KeptUnits()
         index_version = reader.manifest().get("index_version")
         engine = get_engine(cfg)  # a ConfigError (unknown engine, missing API key): one line, exit 2
         attach_index_cache(engine, reader.path)

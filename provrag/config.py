@@ -90,6 +90,7 @@ class EmbeddingSettings:
     base_url: str
     api_key_env: str
     dimensions: int = count()       # 0 = the model's own
+    passage_vectors: bool           # index/passages.py: paragraphs' MiniLM vectors written at index time
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,10 @@ only texts not seen before go through the model. What is served from the store i
 model gave that text earlier, in another batch: equal to a fresh pass up to float rounding
 (~1e-7, the same spread a pass shows between one and two BLAS threads).
 
+Paragraphs are known before any question: `provrag index` writes their pooled vectors beside the
+index (index/passages.py, store/passages.py). While an ask reads an index (`reading_index`), a
+pooled text the store lacks is looked up there before the model runs.
+
 Hand-written rather than functools.lru_cache: the bound is in bytes (a paragraph's token vectors
 weigh 100× a sentence's pooled vector) and a batch of misses goes through one model pass.
 """
@@ -17,9 +21,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
+# the stored paragraph vectors (store/passages.StoredPassages) of the index this ask reads
+INDEX_PASSAGES: ContextVar = ContextVar("provrag_index_passages", default=None)
 MAX_BYTES = 64 << 20     # vectors kept: ~1,500 sentences with their token vectors, or ~40,000 pooled vectors
 
 
@@ -31,7 +39,7 @@ class Remembered:
         self.lock = threading.Lock()
         self.kept: OrderedDict[tuple[str, bool], tuple] = OrderedDict()
         self.bytes = 0
-        self.hits = self.misses = 0
+        self.hits = self.misses = self.stored = 0
 
     def embed(self, embedder, texts: list[str]) -> np.ndarray:
         """embedder.embed(texts), each text through the model only once."""
@@ -56,6 +64,15 @@ class Remembered:
                         break
             self.hits += sum(1 for k in key_of if k in found)
         todo = list(dict.fromkeys(k for k in key_of if k not in found))
+        stored = INDEX_PASSAGES.get() if todo and not with_tokens else None
+        if stored is not None:   # the index's own vectors of its paragraphs (written at index time)
+            have = stored.find([k[1] for k in todo], embedder.weights_sha256)
+            for k in todo:
+                if k[1] in have:
+                    found[k] = (have[k[1]], None)
+            todo = [k for k in todo if k not in found]
+            with self.lock:
+                self.stored += len(have)
         if todo:
             fresh_texts = [k[1] for k in todo]
             if with_tokens:
@@ -84,6 +101,18 @@ class Remembered:
 def entry_bytes(entry) -> int:
     vec, toks = entry
     return vec.nbytes + (toks[1].nbytes + 60 * len(toks[0]) if toks is not None else 0) + 200
+
+
+@contextmanager
+def reading_index(index):
+    """Within it, pooled reads take the vectors `index` stores (store/passages.py), if any."""
+    from provrag.store.passages import stored_passages
+
+    token = INDEX_PASSAGES.set(stored_passages(index))
+    try:
+        yield
+    finally:
+        INDEX_PASSAGES.reset(token)
 
 
 STORE = Remembered()     # the process's: MiniLM is the same model for every index it serves

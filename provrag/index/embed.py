@@ -26,7 +26,8 @@ def previous_vectors(previous, cfg: Config) -> dict[str, np.ndarray] | None:
     """unit id → vector of the previous index, when it was embedded with this run's embedder
     settings (None otherwise: nothing to reuse). Only asked for by embed_stage when the embedder
     embeds texts one by one."""
-    if previous is None or (previous.manifest.get("config") or {}).get("embeddings") != cfg.to_dict().get("embeddings"):
+    if previous is None or _unit_settings((previous.manifest.get("config") or {}).get("embeddings")) \
+            != _unit_settings(cfg.to_dict().get("embeddings")):
         return None
     import pyarrow.parquet as pq
 
@@ -37,6 +38,14 @@ def previous_vectors(previous, cfg: Config) -> dict[str, np.ndarray] | None:
     ids = table.column(schema.ID).to_pylist()
     vectors = table.column("vector").to_pylist()
     return {i: np.asarray(v, dtype=np.float32) for i, v in zip(ids, vectors) if v is not None}
+
+
+def _unit_settings(embeddings: dict | None) -> dict | None:
+    """The [embeddings] settings that shape unit vectors (passage_vectors shapes only the
+    paragraph vectors, index/passages.py)."""
+    if embeddings is None:
+        return None
+    return {k: v for k, v in embeddings.items() if k != "passage_vectors"}
 
 
 def embed_batch(embedder: Embedder, texts: list[str]) -> np.ndarray:

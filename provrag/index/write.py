@@ -34,6 +34,7 @@ def write_index(run: IndexRun) -> None:
     import numpy as np
     import pyarrow as pa
 
+    from provrag.index.passages import write_passage_vectors
     from provrag.store.terms import write_terms
     from provrag.store.vectors import write_vectors
 
@@ -58,3 +59,5 @@ def write_index(run: IndexRun) -> None:
     # the BM25 term table of ask/verify retrieval (an update tokenizes only new units)
     write_terms(run.tmp, run.text_units, previous=run.previous.path if run.previous and not run.full else None)
     store.write_table(run.tmp, REGISTRY, run.ids.to_arrow())  # every number ever given out (index/ids.py)
+    # the paragraphs' MiniLM vectors an offline ask reads instead of embedding them (index/passages.py)
+    write_passage_vectors(run)

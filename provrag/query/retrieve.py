@@ -156,11 +156,31 @@ def continuations(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
         return {}
     out = {}
     for uid, hrid, nstart, end, text in _adjacent(con, ids, "next"):
-        skip = max(0, int(end) - int(nstart)) if nstart is not None and end is not None else 0
-        text = (text or "")[skip:skip + chars]
-        if text.strip():
+        text = next_head(end, nstart, text, chars)
+        if text is not None:
             out[uid] = {"human_readable_id": hrid, "text": text}
     return out
+
+
+def next_head(end, nstart, text: str | None, chars: int = 600) -> str | None:
+    """What continuations gives a unit ending at `end` whose next unit starts at `nstart` with
+    `text` (None when it is blank); index/passages.py reads every unit the same way."""
+    skip = max(0, int(end) - int(nstart)) if nstart is not None and end is not None else 0
+    text = (text or "")[skip:skip + chars]
+    return text if text.strip() else None
+
+
+def previous_tail(start, pstart, text: str | None, chars: int = 600) -> str | None:
+    """What antecedents gives a unit starting at `start` whose previous unit starts at `pstart`
+    with `text` (None when there is none or it is blank); index/passages.py reads it the same way."""
+    if pstart is None or start is None or text is None:
+        return None
+    gap = int(start) - int(pstart)
+    cut = max(0, min(len(text), gap))
+    head = text[max(0, cut - int(chars)):cut]
+    if gap > len(text):  # the units do not overlap: what lies between them is whitespace
+        head += "\n"
+    return head if head.strip() else None
 
 
 def antecedents(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
@@ -172,14 +192,8 @@ def antecedents(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
         return {}
     out = {}
     for uid, hrid, pstart, start, text in _adjacent(con, ids, "previous"):
-        if pstart is None or start is None or text is None:
-            continue
-        gap = int(start) - int(pstart)
-        cut = max(0, min(len(text), gap))
-        head = text[max(0, cut - int(chars)):cut]
-        if gap > len(text):  # the units do not overlap: what lies between them is whitespace
-            head += "\n"
-        if head.strip():
+        head = previous_tail(start, pstart, text, chars)
+        if head is not None:
             out[uid] = {"human_readable_id": hrid, "text": head}
     return out
 

@@ -231,6 +231,12 @@ def _paragraphs(record: dict, qset: set[str], memo: dict[str, str]) -> list[tupl
     return out
 
 
+def paragraph_texts(record: dict) -> list[str]:
+    """The texts of a record's paragraphs as rank_sentences gives them to the reranker (each
+    candidate's "paragraph"); index/passages.py embeds them at index time."""
+    return [p[3] for p in _paragraphs(record, set(), {})]
+
+
 def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | None = None,
                    prior_weight: float = 0.3, qterms: list[str] | None = None) -> list[dict]:
     """Every sentence of every record, scored, best first.
