@@ -11,6 +11,8 @@ import polars as pl
 import pytest
 
 from provrag.config import load_config
+
+ON = {"embeddings": {"passage_vectors": True}}   # off by default: it costs index time (config.toml)
 from provrag.embeddings import minilm
 from tests import components
 
@@ -27,7 +29,7 @@ def lincoln(tmp_path_factory, small_corpus):
     docs = base / "docs"
     docs.mkdir()
     shutil.copy(small_corpus / "sotu-1863-lincoln.txt", docs)
-    run_index(docs, base / "idx", load_config())
+    run_index(docs, base / "idx", load_config(None, ON))
     return docs, base / "idx"
 
 
@@ -53,7 +55,7 @@ def pooled(monkeypatch):
 def _answer(index):
     from provrag.pipelines.ask import run_ask
 
-    r = run_ask(QUESTION, index, load_config(), save=False).to_json()
+    r = run_ask(QUESTION, index, load_config(None, ON), save=False).to_json()
     return r["answer"], r["citations"], None if r["confidence"] is None else round(r["confidence"], 3)
 
 
@@ -103,7 +105,7 @@ def test_an_update_embeds_only_new_paragraphs(lincoln, small_corpus, pooled, tmp
     shutil.copytree(idx, out)
     before = set(paragraph_texts(pl.read_parquet(out / "text_units.parquet")))
     shutil.copy(small_corpus / "debian-developers-reference-scope.html", new_docs)
-    run_index(new_docs, out, load_config())
+    run_index(new_docs, out, load_config(None, ON))
     after = paragraph_texts(pl.read_parquet(out / "text_units.parquet"))
     assert len(stored_passages(out)) == len(after)
     new = [t for t in after if t not in before]
