@@ -28,7 +28,6 @@ from provrag.index.state import IndexRun
 from provrag.index.summary import IndexSummary, manifest
 from provrag.store import schema
 from provrag.store import writer as store
-from provrag.store.cache import Cache
 from provrag.store.paths import escape_path, printable
 
 
