@@ -34,10 +34,12 @@ def attach_index_cache(engine, index_path: Path) -> None:
             engine.attach_cache(cache)
 
 
-def count_embedder(reader, engine) -> None:
+def count_embedder(reader, engine, manifest: dict | None = None) -> None:
     """An index whose embedder is a server's embeds the question with a request like the model's:
-    counted in the engine's usage, so the trace's `usage` holds every request the question cost."""
-    if (reader.manifest().get("engine") or {}).get("embedder") == "openai":
+    counted in the engine's usage, so the trace's `usage` holds every request the question cost.
+    `manifest`: the index's, when the caller has read it already."""
+    manifest = reader.manifest() if manifest is None else manifest
+    if (manifest.get("engine") or {}).get("embedder") == "openai":
         embedder = reader.embedder()
         if hasattr(embedder, "share_usage"):
             embedder.share_usage(engine.usage)

@@ -93,8 +93,7 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
         attach_index_cache(engine, index_path)
         # read once a run (an older index's manifest lists every file: ~0.9 MB, ~12 ms a read)
         manifest = reader.manifest()
-        if (manifest.get("engine") or {}).get("embedder") == "openai":
-            count_embedder(reader, engine)
+        count_embedder(reader, engine, manifest)
 
         tr = Trace("verify", question=question, index=str(index_path.absolute()), index_kind=reader.kind)
         with tr.stage("input", "Input") as d:

@@ -90,22 +90,19 @@ def write_passage_vectors(run) -> int:
     """Embed (or take from the previous index) every paragraph's vector and write them; returns
     how many were embedded here (0 when the configuration does not read them)."""
     from provrag.embeddings.minilm import MiniLMEmbedder
-    from provrag.store.passages import digest, read_passages, write_passages
+    from provrag.store.passages import digest, stored_passages, write_passages
 
     if not wanted(run.cfg) or run.text_units is None:
         return 0
     texts = paragraph_texts(run.text_units)
     embedder = MiniLMEmbedder()
-    known: dict = {}
-    if run.previous is not None and not run.full:
-        known, sha = read_passages(run.previous.path)
-        if sha != embedder.weights_sha256:
-            known = {}
-    keys = [digest(t) for t in texts]
+    stored = stored_passages(run.previous.path) if run.previous is not None and not run.full else None
+    # the previous index's vectors of paragraphs still here (none when other weights made them)
+    known = stored.find(texts, embedder.weights_sha256) if stored is not None else {}
     vectors = np.zeros((len(texts), embedder.dim), np.float32)
     todo = []
-    for i, k in enumerate(keys):
-        v = known.get(k)
+    for i, t in enumerate(texts):
+        v = known.get(t)
         if v is not None:
             vectors[i] = v
         else:
@@ -116,5 +113,5 @@ def write_passage_vectors(run) -> int:
             rows = todo[s:s + step]
             vectors[rows] = embedder.embed([texts[i] for i in rows])
             task.advance(len(rows))
-    write_passages(run.tmp, keys, vectors, embedder.weights_sha256)
+    write_passages(run.tmp, [digest(t) for t in texts], vectors, embedder.weights_sha256)
     return len(todo)

@@ -98,12 +98,3 @@ def stored_passages(index) -> StoredPassages | None:
                 have = (version, None)
             _OPEN[where] = have
         return have[1]
-
-
-def read_passages(index) -> tuple[dict[bytes, np.ndarray], str | None]:
-    """Every stored vector by key, and the weights' sha256 they were made with (an update reuses
-    those of paragraphs still in the index); ({}, None) when the index has none."""
-    found = stored_passages(index)
-    if found is None:
-        return {}, None
-    return {bytes(k): np.array(v, np.float32) for k, v in zip(found.keys, found.vectors)}, found.weights_sha256
