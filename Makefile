@@ -126,9 +126,11 @@ clean:
 ## registry data — train/prepare.py → train/train.py → train/evaluate.py (log → bench/results/train-<date>.*).
 ## Its own venv (.venv-train: torch CPU and ONNX tools from the `train` extra; provrag without its
 ## index dependencies); data cached in TRAIN_CACHE (outside the repository). ~45-60 min on 2 cores.
+## The manuals' pairs (measured, not shipped): make train PREPARE_ARGS=--docs TRAIN_ARGS="--answer 12000 --answer-mix docs=0.08"
 TRAIN_VENV  := .venv-train
 TRAIN_CACHE ?= $(HOME)/.cache/provrag-train
 TRAIN_ARGS  ?=
+PREPARE_ARGS ?=
 TRAIN_STAMP := $(TRAIN_VENV)/.installed
 TRAIN_REQS  := import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
   keep = ("numpy", "tokenizers", "safetensors", "onnxruntime"); \
@@ -143,6 +145,6 @@ $(TRAIN_STAMP): pyproject.toml
 	@touch $@
 
 train: $(TRAIN_STAMP)
-	PROVRAG_TRAIN_CACHE=$(TRAIN_CACHE) $(TRAIN_VENV)/bin/python train/prepare.py
+	PROVRAG_TRAIN_CACHE=$(TRAIN_CACHE) $(TRAIN_VENV)/bin/python train/prepare.py $(PREPARE_ARGS)
 	PROVRAG_TRAIN_CACHE=$(TRAIN_CACHE) $(TRAIN_VENV)/bin/python train/train.py $(TRAIN_ARGS)
 	PROVRAG_TRAIN_CACHE=$(TRAIN_CACHE) $(TRAIN_VENV)/bin/python train/evaluate.py

