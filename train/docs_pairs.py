@@ -3,7 +3,7 @@
 Why: the reader's answer head learned from SQuADShifts and Natural Questions (encyclopedia, news,
 reviews, factoid questions). On manuals it reads low: over the Python FAQ's own answers, the
 sentence that opens an answer got a median P(answer) of 0.15 and reached 0.5 for 13 % of the
-questions (bench/results/train-2026-11-27.md). Manuals answer "what does X do", "what is X" and
+questions (bench/results/train-docs-2026-11-27.md). Manuals answer "what does X do", "what is X" and
 "how do I / why" questions with a definition or an explanation, in their own register. These
 pairs are that register, labelled by the documents' own structure:
 
@@ -14,7 +14,9 @@ pairs are that register, labelled by the documents' own structure:
 negatives are near misses in the same document: the opening sentences of the *other* questions,
 terms or entries of the same page, drawn the more often the more words they share with the
 question (they are on topic and do not answer), and for a glossary term the rest of its own
-definition (it elaborates; the question asks what the term is).
+definition (it elaborates; the question asks what the term is). Each sentence is read under its
+entry's heading, as a manual prints it (numbered half the time).
+Measured and not shipped: bench/results/train-docs-2026-11-27.md.
 
 Sources: `python3.11-doc` (FAQ, glossary, library reference) and `postgresql-doc-15` (SQL
 command and program reference, glossary), fetched with `apt-get download` and checked against
