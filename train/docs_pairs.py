@@ -55,8 +55,8 @@ SKIP_OPENERS = ("changed in", "new in", "deprecated", "see ", "note:", "availabi
 
 
 def fetch_deb(package: str, cache: Path, downloads: list[Path]) -> Path:
-    """The package unpacked under cache/debs/<package>/ (apt-get download, dpkg -x; a copy of the
-    .deb in a downloads folder is used first)."""
+    """The package unpacked under cache/debs/<package>/ (apt-get download, dpkg -x; a .deb of the
+    pinned version already in a downloads folder is used first)."""
     root = cache / "debs" / package
     if (root / ".unpacked").is_file():
         return root
@@ -72,10 +72,8 @@ def fetch_deb(package: str, cache: Path, downloads: list[Path]) -> Path:
         sys.exit(f"apt-get download {package} did not leave a .deb in {work}")
     deb = found[-1]
     digest = hashlib.sha256(deb.read_bytes()).hexdigest()
-    if want and digest != want:
+    if digest != want:
         sys.exit(f"{deb.name}: sha256 {digest} is not the expected {want}")
-    if deb.parent != work:
-        shutil.copyfile(deb, work / deb.name)
     shutil.rmtree(root, ignore_errors=True)
     subprocess.run(["dpkg", "-x", str(deb), str(root)], check=True)
     (root / ".unpacked").write_text(f"{deb.name} {digest}\n")
@@ -92,10 +90,9 @@ def sentences(text: str) -> list[str]:
 
 def opener(paragraphs: list[str]) -> str | None:
     """The first sentence of a description, when it can stand as an answer."""
-    for p in paragraphs[:1]:
-        first = (sentences(p) or [""])[0]
-        if len(first.split()) >= 3 and not first.lower().startswith(SKIP_OPENERS):
-            return first
+    first = (sentences(paragraphs[0]) or [""])[0] if paragraphs else ""
+    if len(first.split()) >= 3 and not first.lower().startswith(SKIP_OPENERS):
+        return first
     return None
 
 
