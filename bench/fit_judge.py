@@ -26,13 +26,22 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from provrag.config import load_config  # noqa: E402
-from provrag.engines.offline.judge.decide import CONTRA_FEATURES, VETOES  # noqa: E402
-from provrag.engines.offline.judge.features import FEATURES, features  # noqa: E402
+from provrag.engines.offline.judge.decide import CONTRA_FEATURES, SUPPORT_FEATURES as FEATURES, VETOES  # noqa: E402
+from provrag.engines.offline.judge.features import features as text_features  # noqa: E402
+from provrag.engines.offline.judge.head import head_readings  # noqa: E402
 from provrag.verify.claims import split_claims  # noqa: E402
 
 
 def load(p: Path) -> list[dict]:
     return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+
+def features(claim: str, text: str, window: int, focus: str | None = None) -> dict:
+    """The judge's features of a claim against one text, the claim head's reading among them
+    (judge/head.py), as verify computes them."""
+    from provrag.learned import reader
+
+    return {**text_features(claim, text, window, focus), **head_readings(claim, [text], window, reader.get())[0]}
 
 
 def _neighbours(queries: list[str], docs: list[str], k: int) -> list[list[int]]:

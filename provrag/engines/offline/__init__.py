@@ -70,7 +70,9 @@ class OfflineEngine(Engine):
                             passage_order=details.get("passage_order") if model is not None else None)
 
     def judge(self, claim, evidence, focus=None):
-        """The learned claim head (judge/learned.py) when installed, else the fitted features."""
+        """The learned claim head alone (judge/learned.py) when [verify] judge = "learned" and it
+        is installed; else the fitted features, with the claim head's reading among them
+        (judge/head.py) when their weights use it."""
         from provrag.engines.offline.learned import reader
 
         model = reader(self.cfg, "judge")
@@ -81,5 +83,5 @@ class OfflineEngine(Engine):
         else:
             from provrag.engines.offline.judge.decide import judge
 
-            verdicts = judge(claim, evidence, self.cfg.verify, focus=focus)
+            verdicts = judge(claim, evidence, self.cfg.verify, focus=focus, reader=reader(self.cfg, "claim head"))
         return [Verdict(v["label"], v["score"], v["reason"], tuple(v["span"])) for v in verdicts]

@@ -19,9 +19,14 @@ _FAILED: dict[str, str] = {}   # why the reader could not be had (once per proce
 
 
 def wanted(cfg: Config, purpose: str) -> bool:
-    """Whether the settings ask for the learned reader for `purpose` ("answer" or "judge")."""
+    """Whether the settings ask for the learned reader for `purpose`: "answer", "judge" (the
+    learned judge), or "claim head" (the fitted judge's features read by the claim head)."""
     if purpose == "judge":
         return str(cfg.verify.judge).lower() == "learned"
+    if purpose == "claim head":
+        from provrag.engines.offline.judge.head import reads_head
+
+        return reads_head(cfg.verify)
     return str(cfg.search.reader).lower() == "learned"
 
 

@@ -26,9 +26,9 @@ def _labels(claim, texts, **kw):
 
 
 def test_config_holds_fitted_weights_for_every_feature():
-    from provrag.engines.offline.judge.decide import CONTRA_FEATURES
+    from provrag.engines.offline.judge.decide import CONTRA_FEATURES, SUPPORT_FEATURES
 
-    assert list(CFG.support_weights) == list(FEATURES)
+    assert list(CFG.support_weights) == list(SUPPORT_FEATURES)
     assert list(CFG.contradict_weights) == list(CONTRA_FEATURES)
     assert 0 < CFG.support_threshold < 1
 
@@ -81,13 +81,15 @@ def _bacc(pairs):
 @pytest.mark.slow
 def test_dev_slice_balanced_accuracy(eval_dev):
     """120 VitaminC claims against their page files, 60 HaluEval cases against their knowledge:
-    the judge must beat the naive coverage baseline (0.70 / 0.60) clearly on dev."""
+    the judge must beat the naive coverage baseline (0.70 / 0.60) clearly on dev, and the claim
+    head's reading among its features must lift it above the features alone (0.850 / 0.842 on
+    this slice before; 0.881 / 0.875 with the head, judge/head.py)."""
     vc = [json.loads(x) for x in (eval_dev / "vitaminc" / "claims.jsonl").read_text().splitlines()[:120]]
     pairs = []
     for c in vc:
         text = (eval_dev / "vitaminc" / "corpus" / c["document"]).read_text()
         pairs.append((c["label"] == "supported", judge(c["claim"], [text], CFG)[0]["label"] == "supported"))
-    assert _bacc(pairs) >= 0.72
+    assert _bacc(pairs) >= 0.865
     he = [json.loads(x) for x in (eval_dev / "halueval" / "cases.jsonl").read_text().splitlines()[:60]]
     pairs = []
     for c in he:
@@ -96,7 +98,7 @@ def test_dev_slice_balanced_accuracy(eval_dev):
             claims = split_claims(ans, c["question"])
             ok = bool(claims) and all(judge(x.text, [text], CFG, focus=x.focus)[0]["label"] == "supported" for x in claims)
             pairs.append((gold, ok))
-    assert _bacc(pairs) >= 0.75
+    assert _bacc(pairs) >= 0.86
 
 
 def test_features_are_finite_numbers():

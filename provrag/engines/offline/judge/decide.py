@@ -1,6 +1,7 @@
-"""The verdict on one evidence text: fitted logistic scores over the named features
-(weights in config.toml [verify], fitted by bench/fit_judge.py), the vetoes that keep a
-conflicting span from supporting a claim, the contradiction rule, and a readable reason."""
+"""The verdict on one evidence text: fitted logistic scores over the named features and the
+reader's claim head's reading of the text (head.py; weights in config.toml [verify], fitted by
+bench/fit_judge.py), the vetoes that keep a conflicting span from supporting a claim, the
+contradiction rule, and a readable reason."""
 from __future__ import annotations
 
 import math
@@ -8,11 +9,15 @@ import math
 from provrag.config import VerifySettings
 from provrag.engines.offline.judge.analysis import analyse
 from provrag.engines.offline.judge.features import FEATURES, features
+from provrag.engines.offline.judge.head import HEAD_FEATURES, UNREAD, head_readings, reads_head
+
+SUPPORT_FEATURES = FEATURES + HEAD_FEATURES
 
 
-def _linear(feat: dict, weights: dict[str, float], bias: float, names=FEATURES) -> float:
-    """Logistic score of the named features; `weights` maps each feature name to its weight."""
-    z = float(bias) + sum(float(weights[n]) * float(feat[n]) for n in names)
+def _linear(feat: dict, weights: dict[str, float], bias: float, names=SUPPORT_FEATURES) -> float:
+    """Logistic score of the named features; `weights` maps each feature name to its weight (a
+    name it lacks weighs 0: a user's config.toml written before the head's features)."""
+    z = float(bias) + sum(float(weights.get(n, 0.0)) * float(feat.get(n, 0.0)) for n in names)
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
@@ -20,7 +25,7 @@ def _linear(feat: dict, weights: dict[str, float], bias: float, names=FEATURES) 
 VETOES = ("negation_mismatch", "antonym", "number_conflict", "subject_conflict", "slot_swap")
 
 CONTRA_FEATURES = ("coverage", "name_coverage", "number_conflict", "name_conflict",
-                   "negation_mismatch", "antonym", "similarity", "order")
+                   "negation_mismatch", "antonym", "similarity", "order") + HEAD_FEATURES
 
 
 def _reason(feat: dict, label: str) -> str:
@@ -74,34 +79,57 @@ def decide(feat: dict, vcfg: VerifySettings) -> tuple[str, float, float]:
     return "unsupported", s, c
 
 
-def judge(claim: str, evidence: list[str], vcfg: VerifySettings, *, focus: str | None = None) -> list[dict]:
+def judge(claim: str, evidence: list[str], vcfg: VerifySettings, *, focus: str | None = None,
+          reader="auto") -> list[dict]:
     """One verdict per evidence text, never one joined premise: {"label", "score", "reason",
     "span": [start, end] of the best span in that text, "contradiction": score}. `score` is the
-    support score in [0, 1]. Bad input (None, non-strings, empty) gives "unsupported"."""
-    out, texts = verdicts(claim, evidence, vcfg, focus)
+    support score in [0, 1]. Bad input (None, non-strings, empty) gives "unsupported". `reader`:
+    the learned reader whose claim head reads each text (head.py) when the weights use it ("auto":
+    the process's, when installed); None: the head's features stay at even odds (UNREAD) and
+    the reason says so."""
+    out, texts = verdicts(claim, evidence, vcfg, focus, reader)
     return outweigh(out, texts)
 
 
-def verdicts(claim, evidence, vcfg: VerifySettings, focus: str | None = None) -> tuple[list[dict], list[tuple]]:
+def verdicts(claim, evidence, vcfg: VerifySettings, focus: str | None = None,
+             reader="auto") -> tuple[list[dict], list[tuple]]:
     """Each text's verdict on its own, and (text, its features) beside it (features None where
     there was nothing to compare): what `outweigh` weighs across the texts."""
+    if isinstance(reader, str):
+        reader = installed_reader()
     claim = claim if isinstance(claim, str) else ("" if claim is None else str(claim))
+    evidence = [ev if isinstance(ev, str) else ("" if ev is None else str(ev)) for ev in evidence or []]
+    comparable = bool(claim.strip() and (analyse(claim).stems or analyse(claim).numbers))
+    wanted = comparable and reads_head(vcfg)
+    readings = head_readings(claim, [ev if ev.strip() else "" for ev in evidence], vcfg.max_window, reader) \
+        if wanted and reader is not None else [dict(UNREAD) for _ in evidence]
     out, texts = [], []
-    for ev in evidence or []:
-        ev = ev if isinstance(ev, str) else ("" if ev is None else str(ev))
-        if not claim.strip() or not ev.strip() or not (analyse(claim).stems or analyse(claim).numbers):
+    for ev, reading in zip(evidence, readings):
+        if not comparable or not ev.strip():
             out.append({"label": "unsupported", "score": 0.0, "reason": "nothing to compare",
                         "span": [0, 0], "contradiction": 0.0})
             texts.append((ev, None))
             continue
-        feat = features(claim, ev, vcfg.max_window, focus)
+        feat = {**features(claim, ev, vcfg.max_window, focus), **reading}
         label, s, c = decide(feat, vcfg)
         # a swap is shown where it is: the sentence with the other name or number
         span = feat["swap_span"] if label == "contradicted" and feat["slot_swap"] else feat["span"]
-        out.append({"label": label, "score": round(s, 4), "reason": _reason(feat, label),
+        reason = _reason(feat, label) + ("; the claim head did not read (no reader)" if wanted and reader is None else "")
+        out.append({"label": label, "score": round(s, 4), "reason": reason,
                     "span": list(span), "contradiction": round(c, 4)})
         texts.append((ev, feat))
     return out, texts
+
+
+def installed_reader():
+    """The process's learned reader (provrag/learned, loaded once), or None when it is not installed
+    or does not load."""
+    try:
+        from provrag.learned import reader as learned
+
+        return learned.get() if learned.available() else None
+    except Exception:  # a missing runtime or damaged weights: the judge reads without the head, and says so
+        return None
 
 
 def outweigh(out: list[dict], texts: list[tuple[str, dict | None]], fitted: list[dict] | None = None) -> list[dict]:

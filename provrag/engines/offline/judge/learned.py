@@ -24,24 +24,8 @@ The score is P(supported) of the chosen span, the model's calibrated probability
 from __future__ import annotations
 
 from provrag.config import VerifySettings
-from provrag.engines.offline.judge.analysis import heading, spans
 from provrag.engines.offline.judge.decide import outweigh, verdicts
-from provrag.text.similarity import lexical_score
-
-
-def candidate_spans(claim: str, text: str, max_window: int, keep: int) -> list[tuple[int, int]]:
-    """The `keep` spans of `text` sharing most of the claim's words (earliest of equals)."""
-    cands = spans(text, max_window)
-    scored = sorted(cands, key=lambda sp: (-lexical_score(claim, text[sp[0]:sp[1]]), sp[0], sp[1] - sp[0]))
-    return scored[:keep]
-
-
-def span_text(text: str, span: tuple[int, int]) -> str:
-    """The span as the model reads it: one line, after the page's heading when it has one (a
-    page's subject is often only in its title)."""
-    head, _ = heading(text)
-    body = " ".join(text[span[0]:span[1]].split())
-    return f"{head}: {body}" if head and head not in body else body
+from provrag.engines.offline.judge.head import candidate_spans, span_text
 
 
 def veto(claim: str, span: str, focus: str | None) -> str | None:
@@ -75,7 +59,7 @@ def judge(claim: str, evidence: list[str], vcfg: VerifySettings, reader, focus: 
     probs = reader.claim_probs(claim, pairs) if pairs else []
     # the fitted judge's word on each text: its contradictions (a swapped, turned or negated
     # statement) name what a vetoed span is, and it weighs the texts together
-    fitted, feats = verdicts(claim, texts, vcfg, focus)
+    fitted, feats = verdicts(claim, texts, vcfg, focus, reader)
     out, k = [], 0
     for t, sp, fit in zip(texts, per_text, fitted):
         if not sp:
