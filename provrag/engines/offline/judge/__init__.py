@@ -1,8 +1,9 @@
 """The offline claim judge: does this piece of evidence support, contradict, or not bear on a claim?
 
-No NLI model can be had offline here (RESEARCH.md: no trustworthy NLI weights in the registries),
-so the judge is an explicit decision procedure over features that fact-checking work shows to
-matter, computed between the claim and the best-matching span of ONE evidence text at a time
+No NLI model can be had offline here (RESEARCH.md: no trustworthy NLI weights in the registries);
+provrag trains its own small one (the reader's claim head, `make train`), and the judge is an
+explicit decision procedure over features that fact-checking work shows to matter, that head's
+reading among them, computed between the claim and a span of ONE evidence text at a time
 (MiniCheck/AlignScore style: never one joined premise, so every verdict keeps its page):
 
 1. spans — the evidence is cut into sentences (pysbd, plus seams where paragraphs were glued
@@ -41,6 +42,8 @@ matter, computed between the claim and the best-matching span of ONE evidence te
    transliteration), and the longest common subsequence of content words (word order: who did
    what to whom).
 
+8. the claim head — the learned reader's reading (provrag/learned) of the span that shares most of
+   the claim's words: its logits of supported and contradicted, two more features (head.py).
 The features are combined linearly (logistic) into a support score and a contradiction score;
 weights and thresholds are fitted on ../shared/eval/dev only (bench/fit_judge.py) and live in
 config.toml [verify], so a user can read and change them. Decision for one span:
@@ -70,6 +73,7 @@ Modules, in the order the data flows:
   opposites   a turned word: an opposite in the claim's word's place, or two terms the other way round
   wordnet     WordNet 3.0's antonyms, a table shipped in the package (train/antonyms.py rebuilds it)
   features    the features of a claim against the best span of one evidence text
+  head        the claim head's reading of the span sharing most of the claim's words (both judges)
   decide      the fitted linear scores, the vetoes, the verdict and its reason (`judge`), and
               how the texts of one claim weigh against each other (`outweigh`)
 """
