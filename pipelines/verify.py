@@ -119,6 +119,7 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
     tr["method"] = result.method
     tr["engine"] = engine.name
     tr["model"] = None if engine.name == "offline" else engine.model
+    tr["judged_by"] = engine.judged_by()   # which judge and which weights gave the verdicts
     # the result, stored once: `provrag report --trace` reads it back from here
     tr["verify"] = {"claims": claims, "summary": result.summary}
     tr["sources"] = [e for c in claims for e in c["evidence"][:1]]   # the deciding evidence, for `trace`/`log`

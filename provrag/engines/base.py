@@ -113,6 +113,11 @@ class Engine(ABC):
         """Local/basic search: an answer from context records
         ({"citation": "[Data: Sources (12)]", "text": ...}), citing them."""
 
+    def judged_by(self) -> dict:
+        """What judges claims, as the verify trace records it (the auditor's "which model said
+        so?"): the engine and its model."""
+        return {"engine": self.name, "model": self.model}
+
     @abstractmethod
     def judge(self, claim: str, evidence: list[str], focus: str | None = None) -> list[Verdict]:
         """Verify: one verdict per evidence text for the claim (never one joined premise).

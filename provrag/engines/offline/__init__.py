@@ -69,6 +69,20 @@ class OfflineEngine(Engine):
                             confidence=details.get("confidence") if model is not None else None,
                             passage_order=details.get("passage_order") if model is not None else None)
 
+    def judged_by(self) -> dict:
+        """The offline judge in use ("features" or "learned", [verify] judge) and the claim head that
+        read for it (the reader's name, version and weights' digest), or why none did."""
+        from provrag.engines.offline.learned import describe, reader, unavailable
+
+        kind = str(self.cfg.verify.judge).lower()
+        model = reader(self.cfg, "judge" if kind == "learned" else "claim head")
+        out = {"engine": self.name, "judge": kind}
+        if model is not None:
+            out["claim_head"] = describe(model)
+        elif unavailable():
+            out["claim_head_note"] = unavailable()
+        return out
+
     def judge(self, claim, evidence, focus=None):
         """The learned claim head alone (judge/learned.py) when [verify] judge = "learned" and it
         is installed; else the fitted features, with the claim head's reading among them

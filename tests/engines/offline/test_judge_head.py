@@ -68,3 +68,27 @@ def test_the_engine_gives_the_judge_its_reader(case):
         v = engine.judge(claim.text, [text], focus=claim.focus)[0]
         direct = judge(claim.text, [text], CFG, focus=claim.focus)[0]
         assert (v.label, v.score, v.reason) == (direct["label"], direct["score"], direct["reason"])
+
+
+def test_the_verify_trace_names_the_judge_and_the_claim_heads_weights(sample_index, tmp_path):
+    """An auditor asks which model gave a verdict: the stored trace says, with the weights' digest,
+    and `provrag trace` shows it. (On a copy of the sample index: its tests never write it.)"""
+    import io
+    import shutil
+
+    from rich.console import Console
+
+    from provrag.pipelines.verify import run_verify
+    from provrag.store.traces import load_trace
+    from provrag.views.ask import trace_tree
+
+    index = tmp_path / "idx"
+    shutil.copytree(sample_index, index)
+    res = run_verify(index, load_config(), answer="The commissioning team is led by Dr. Imogen Vale.")
+    stored = load_trace(res.trace_id, index)
+    judged = stored["judged_by"]
+    assert judged["engine"] == "offline" and judged["judge"] == "features"
+    assert judged["claim_head"]["sha256"] == learned.get().info["sha256"]
+    out = io.StringIO()
+    Console(file=out, width=200).print(trace_tree(stored))
+    assert f"judge features · claim head {judged['claim_head']['name']}" in out.getvalue()
