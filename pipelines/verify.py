@@ -119,7 +119,7 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
     tr["method"] = result.method
     tr["engine"] = engine.name
     tr["model"] = None if engine.name == "offline" else engine.model
-    tr["judged_by"] = engine.judged_by()   # which judge and which weights gave the verdicts
+    tr["judged_by"] = judged_by = engine.judged_by()   # which judge and which weights gave the verdicts
     # the result, stored once: `provrag report --trace` reads it back from here
     tr["verify"] = {"claims": claims, "summary": result.summary}
     tr["sources"] = [e for c in claims for e in c["evidence"][:1]]   # the deciding evidence, for `trace`/`log`
@@ -127,7 +127,8 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
         tr["llm"] = usage = engine.usage.to_dict()
         result = replace(result, llm=usage)  # by_model / fallback / failed verdicts, in --json too
     tr["index_version"] = manifest.get("index_version")
-    result = replace(result, trace_id=tr.id, source=source, index_changes=changes, trace=tr.finish())
+    result = replace(result, trace_id=tr.id, source=source, index_changes=changes, judged_by=judged_by,
+                     trace=tr.finish())
     if save:
         try:
             result.trace_file = str(save_trace(result.trace, index_path))

@@ -224,6 +224,7 @@ class VerifyResult:
     trace_error: str | None = None
     index_changes: dict | None = None    # a trace's answer on a newer index: cited ids changed / retired since
     llm: dict | None = None              # a model judge's usage: requests, tokens, verdicts by_model / fallback / failed
+    judged_by: dict | None = None        # which judge gave the verdicts, with its model's name and weights' digest
 
     @property
     def supported_ratio(self) -> float | None:
@@ -233,7 +234,7 @@ class VerifyResult:
         return {"trace_id": self.trace_id, "question": self.question, "method": self.method, "source": self.source,
                 "claims": [c.to_json() for c in self.claims], "summary": self.summary} \
             | _known({"trace_file": self.trace_file, "trace_error": self.trace_error,
-                      "index_changes": self.index_changes, "llm": self.llm})
+                      "index_changes": self.index_changes, "llm": self.llm, "judged_by": self.judged_by})
 
 
 # ---- what the web app browses (provrag/serve/catalog.py builds them) ----------------------------

@@ -87,6 +87,7 @@ def test_the_verify_trace_names_the_judge_and_the_claim_heads_weights(sample_ind
     res = run_verify(index, load_config(), answer="The commissioning team is led by Dr. Imogen Vale.")
     stored = load_trace(res.trace_id, index)
     judged = stored["judged_by"]
+    assert res.to_json()["judged_by"] == judged       # verify --json and /v1/verify say it too
     assert judged["engine"] == "offline" and judged["judge"] == "features"
     assert judged["claim_head"]["sha256"] == learned.get().info["sha256"]
     out = io.StringIO()
