@@ -101,7 +101,7 @@ def verdicts(claim, evidence, vcfg: VerifySettings, focus: str | None = None,
     evidence = [ev if isinstance(ev, str) else ("" if ev is None else str(ev)) for ev in evidence or []]
     comparable = bool(claim.strip() and (analyse(claim).stems or analyse(claim).numbers))
     wanted = comparable and reads_head(vcfg)
-    readings = head_readings(claim, [ev if ev.strip() else "" for ev in evidence], vcfg.max_window, reader) \
+    readings = head_readings(claim, evidence, vcfg.max_window, reader) \
         if wanted and reader is not None else [dict(UNREAD) for _ in evidence]
     out, texts = [], []
     for ev, reading in zip(evidence, readings):
