@@ -124,7 +124,8 @@ def test_verify_trace_keeps_its_result_in_one_place(tmp_path, monkeypatch, v1):
     assert [k for k, v in res.trace.items() if isinstance(v, dict) and "claims" in v] == ["verify"]
     assert res.supported_ratio == doc["summary"]["supported_ratio"]
     assert stored_verify_result({"result": stored}) is None and stored_verify_result(dict(stored)) is None
-    assert {"trace_id", "question", "method", "source", "claims", "summary", "trace_file"} == set(doc)
+    assert {"trace_id", "question", "method", "source", "claims", "summary", "trace_file", "judged_by"} == set(doc)
+    assert doc["judged_by"] == res.trace["judged_by"]   # which judge and weights: in the trace and the JSON alike
     assert doc["source"] == {"from": "argument"} and doc["question"] == "Who is on the team?"
 
 

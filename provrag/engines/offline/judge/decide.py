@@ -9,7 +9,7 @@ import math
 from provrag.config import VerifySettings
 from provrag.engines.offline.judge.analysis import analyse
 from provrag.engines.offline.judge.features import FEATURES, features
-from provrag.engines.offline.judge.head import HEAD_FEATURES, UNREAD, head_readings, reads_head
+from provrag.engines.offline.judge.head import HEAD_FEATURES, UNREAD, head_readings, reads_head, said
 
 SUPPORT_FEATURES = FEATURES + HEAD_FEATURES
 
@@ -114,7 +114,8 @@ def verdicts(claim, evidence, vcfg: VerifySettings, focus: str | None = None,
         label, s, c = decide(feat, vcfg)
         # a swap is shown where it is: the sentence with the other name or number
         span = feat["swap_span"] if label == "contradicted" and feat["slot_swap"] else feat["span"]
-        reason = _reason(feat, label) + ("; the claim head did not read (no reader)" if wanted and reader is None else "")
+        note = "" if not wanted else "; the claim head did not read (no reader)" if reader is None else "; " + said(reading)
+        reason = _reason(feat, label) + note
         out.append({"label": label, "score": round(s, 4), "reason": reason,
                     "span": list(span), "contradiction": round(c, 4)})
         texts.append((ev, feat))

@@ -47,6 +47,13 @@ def logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
+def said(reading: dict) -> str:
+    """The head's reading as a reason shows it: its probabilities, so a reader of the verdict sees
+    what the model said beside what the words matched."""
+    p = {n: 1.0 / (1.0 + math.exp(-reading[n])) for n in HEAD_FEATURES}
+    return f"claim head: supported {p['head_supported']:.2f}, contradicted {p['head_contradicted']:.2f}"
+
+
 def reads_head(vcfg) -> bool:
     """Whether the fitted judge's weights give the head's reading any weight (else it is not run)."""
     return any(float(w.get(n, 0.0) or 0.0) for w in (vcfg.support_weights, vcfg.contradict_weights)
