@@ -92,11 +92,13 @@ def trace_tree(t: dict, max_items: int = 8):
                          f"({t.get('index_kind')}{version})", style="dim"))
     judged = t.get("judged_by") or {}
     if judged.get("judge"):   # a verify trace: which judge and which weights gave the verdicts
-        head_model = judged.get("claim_head") or {}
-        read = (f" · claim head {head_model.get('name', 'reader')} {head_model.get('version', '')} "
-                f"{str(head_model.get('sha256', ''))[:8]}" if head_model else
-                (f" · no claim head ({judged['claim_head_note']})" if judged.get("claim_head_note") else ""))
-        meta.add(Text(f"judge {judged['judge']}{read}", style="dim"))
+        line = f"judge {judged['judge']}"
+        if judged.get("claim_head"):
+            m = judged["claim_head"]
+            line += f" · claim head {m.get('name', 'reader')} {m.get('version', '')} {str(m.get('sha256', ''))[:8]}"
+        elif judged.get("claim_head_note"):
+            line += f" · no claim head ({judged['claim_head_note']})"
+        meta.add(Text(line, style="dim"))
     usage = t.get("usage") or {}
     if usage:
         meta.add(Text(f"llm: {usage.get('calls', 0)} calls, {usage.get('cached', 0)} cached, "

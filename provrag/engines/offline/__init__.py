@@ -70,12 +70,15 @@ class OfflineEngine(Engine):
                             passage_order=details.get("passage_order") if model is not None else None)
 
     def judged_by(self) -> dict:
-        """The offline judge in use ("features" or "learned", [verify] judge) and the claim head that
-        read for it (the reader's name, version and weights' digest), or why none did."""
+        """The offline judge that judge() uses ("learned" when [verify] judge asks for it and the
+        reader loads, else "features") and the claim head that read for it (the reader's name,
+        version and weights' digest), or why none did."""
         from provrag.engines.offline.learned import describe, reader, unavailable
 
-        kind = str(self.cfg.verify.judge).lower()
-        model = reader(self.cfg, "judge" if kind == "learned" else "claim head")
+        model = reader(self.cfg, "judge")
+        kind = "learned" if model is not None else "features"   # as judge() decides: no reader, the features
+        if model is None:
+            model = reader(self.cfg, "claim head")
         out = {"engine": self.name, "judge": kind}
         if model is not None:
             out["claim_head"] = describe(model)

@@ -95,3 +95,19 @@ def test_the_verify_trace_names_the_judge_and_the_claim_heads_weights(sample_ind
     out = io.StringIO()
     Console(file=out, width=200).print(trace_tree(stored))
     assert f"judge features · claim head {judged['claim_head']['name']}" in out.getvalue()
+
+
+def test_judged_by_names_the_judge_that_judge_uses(monkeypatch):
+    """[verify] judge = "learned" with the reader loaded is the learned judge; without a reader
+    judge() falls back to the features, and judged_by says so rather than what was asked for."""
+    import dataclasses
+
+    from provrag.engines.offline import OfflineEngine
+    from provrag.engines.offline import learned as door
+
+    cfg = load_config()
+    asks_learned = dataclasses.replace(cfg, verify=dataclasses.replace(cfg.verify, judge="learned"))
+    assert OfflineEngine(asks_learned).judged_by()["judge"] == "learned"
+    monkeypatch.setattr(door, "reader", lambda cfg, purpose="answer": None)
+    got = OfflineEngine(asks_learned).judged_by()
+    assert got["judge"] == "features" and "claim_head" not in got
