@@ -198,21 +198,38 @@ class Reader:
         return logits * float(self.scale.get(head, 1.0)) + np.asarray(self.bias.get(head, 0.0), dtype=np.float64)
 
     def _run(self, head: str, firsts: list[str], seconds: list[str], contexts: list[str] | None = None) -> np.ndarray:
-        """One head's logits for each pair, each pair in a run of its own.
+        """One head's logits for each pair, each pair in a run of its own, the runs spread over
+        the cores this question may use (provrag/cores.py).
 
         Why not batched: the weights are int8 with onnxruntime's *dynamic* quantisation, which sets
         the activations' int8 scale from the whole input tensor of a run, so a batched pair's logit
         moved with its batch-mates (up to 0.19 on real reads, 1.2 on test pairs:
         bench/results/reader-batch-2026-11-26.md) and a sentence could cross the answer threshold
         because of what else the question read. Alone, a pair's score is a function of the pair,
-        and no slower (5.6 against 6.2 ms a pair: no padding)."""
+        and no slower (5.6 against 6.2 ms a pair: no padding). Why several at once: a one-pair run
+        is too small for onnxruntime's threads to share, so on two cores two runs side by side
+        took 0.6x the time of the same runs one after another, with the same logits bit for bit
+        (tests/learned/test_reader_parallel.py)."""
+        from provrag.cores import cores_now
+
         rows = self.encoder.rows(firsts, seconds, int(self.max_length[head]), contexts)
         index = {"answer": 0, "relevance": 1, "claim": 2}[head]
-        out = []
-        for k, row in enumerate(rows):
-            # a one-question process gives the arena back after the call's last run only
-            options = _run_options() if k == len(rows) - 1 else None
-            out.append(self.session.run(None, self.encoder.batch([row]), options)[index][0])
+
+        def one(row, options=None) -> np.ndarray:
+            return self.session.run(None, self.encoder.batch([row]), options)[index][0]
+
+        if not rows:
+            return np.zeros((0,), np.float64)
+        workers, _ = cores_now(min(os.cpu_count() or 1, 4))
+        if workers > 1 and len(rows) > 2:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(workers) as pool:
+                out = list(pool.map(one, rows[:-1]))
+        else:
+            out = [one(row) for row in rows[:-1]]
+        # a one-question process gives the arena back after the call's last run only
+        out.append(one(rows[-1], _run_options()))
         return np.stack(out).astype(np.float64)
 
 

@@ -1,0 +1,99 @@
+"""MiniLM on onnxruntime against the numpy reference pass: time, memory and agreement, one run.
+
+usage: python bench/minilm_runtime.py [--rounds 5] [--out STEM]
+
+What a question and an index embed, from the sample corpus (data/, indexed here into a temporary
+folder): a question's candidate sentences with their token vectors (32), the paragraphs they
+stand in (20, ≤ 900 characters), and whole text units as the index embeds them (all of the
+sample's). Each runtime runs in a child process of its own (PROVRAG_MINILM_RUNTIME=numpy selects
+the reference), alternately, --rounds times; the figure is the median. Also each child's peak
+RSS, and the largest difference between the two runtimes' vectors.
+Writes bench/results/minilm-onnx-<date>.json and .md.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import json, re, sys, time
+import numpy as np
+import pyarrow.parquet as pq
+from provrag.embeddings.minilm import MiniLMEmbedder
+units = pq.read_table(sys.argv[1]).column("text").to_pylist()
+sentences = [s for u in units for s in re.split(r"(?<=[.!?])\s+", u) if len(s.split()) > 3][:32]
+paragraphs = [p[:900] for u in units for p in u.split("\n\n") if len(p.split()) > 20][:20]
+e = MiniLMEmbedder()
+out = {"runtime": "onnxruntime" if e._bert.onnx is not None else "numpy", "ms": {}, "texts": {}}
+vecs = []
+for name, texts, tokens in (("sentences", sentences, True), ("paragraphs", paragraphs, False), ("units", units, False)):
+    t = time.perf_counter()
+    v = e.embed_tokens(texts)[0] if tokens else e.embed(texts)
+    out["ms"][name] = round((time.perf_counter() - t) * 1000, 1)
+    out["texts"][name] = len(texts)
+    vecs.append(v)
+np.save(sys.argv[2], np.concatenate(vecs))
+out["peak_rss_mb"] = round(next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) / 1024)
+print(json.dumps(out))
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--out", default=f"minilm-onnx-{dt.date.today().isoformat()}")
+    args = ap.parse_args()
+    import numpy as np
+
+    work = Path(tempfile.mkdtemp(prefix="minilm_runtime-"))
+    provrag = Path(sys.executable).parent / "provrag"
+    subprocess.run([str(provrag), "index", str(ROOT / "data"), "--out", str(work / "idx")], check=True,
+                   capture_output=True)
+    units = work / "idx" / "text_units.parquet"
+    runs: dict[str, list[dict]] = {"numpy": [], "onnxruntime": []}
+    diff = 0.0
+    for r in range(args.rounds):
+        got = {}
+        for runtime in ("numpy", "onnxruntime"):
+            env = dict(os.environ, PROVRAG_MINILM_RUNTIME="numpy" if runtime == "numpy" else "")
+            vec = work / f"{runtime}.npy"
+            p = subprocess.run([sys.executable, "-c", CHILD, str(units), str(vec)], env=env, capture_output=True,
+                               text=True, check=True)
+            row = json.loads(p.stdout.strip().splitlines()[-1])
+            assert row["runtime"] == runtime, row
+            runs[runtime].append(row)
+            got[runtime] = np.load(vec)
+        diff = max(diff, float(np.abs(got["numpy"] - got["onnxruntime"]).max()))
+        print(f"round {r + 1}/{args.rounds}", {k: v[-1]["ms"] for k, v in runs.items()}, file=sys.stderr)
+    med = {rt: {k: statistics.median(x["ms"][k] for x in rows) for k in rows[0]["ms"]} for rt, rows in runs.items()}
+    rss = {rt: statistics.median(x["peak_rss_mb"] for x in rows) for rt, rows in runs.items()}
+    texts = runs["numpy"][0]["texts"]
+    load = os.getloadavg()[0]
+    lines = [f"# MiniLM: onnxruntime vs the numpy reference pass ({dt.date.today().isoformat()})", "",
+             f"`bench/minilm_runtime.py --rounds {args.rounds}`: each runtime in its own child process, alternately; "
+             f"median ms. Machine: {platform.platform()}, {os.cpu_count()} CPUs, load {load:.1f} after the run.", "",
+             "| texts embedded | numpy | onnxruntime | ratio |", "| --- | ---: | ---: | ---: |"]
+    for k in med["numpy"]:
+        lines.append(f"| {k} ({texts[k]}) | {med['numpy'][k]:.0f} ms | {med['onnxruntime'][k]:.0f} ms | "
+                     f"{med['onnxruntime'][k] / med['numpy'][k]:.2f}× |")
+    lines += [f"| child peak RSS | {rss['numpy']:.0f} MB | {rss['onnxruntime']:.0f} MB | |", "",
+              f"Largest difference between the two runtimes' vectors: {diff:.1e} (unit-length vectors)."]
+    (ROOT / "bench" / "results" / f"{args.out}.md").write_text("\n".join(lines) + "\n")
+    (ROOT / "bench" / "results" / f"{args.out}.json").write_text(json.dumps(
+        {"median_ms": med, "peak_rss_mb": rss, "texts": texts, "max_abs_diff": diff, "runs": runs, "load": load}, indent=1))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""all-MiniLM-L6-v2's encoder run by onnxruntime: the graph provrag ships (data/minilm-encoder.onnx,
+written by train/encoder_graph.py, no weights in it) fed the official weights minilm.py loads.
+
+Why: the numpy pass (minilm._Bert.hidden_states) is the reference, checked against published
+sentence-transformers outputs; onnxruntime computes the same thing (to 1e-5 here,
+tests/embeddings/test_minilm_onnx.py) 1.3-2x faster on two cores (fused kernels, no Python-level
+temporaries), and MiniLM's passes are most of a question's time (issue 30) and of an index's
+embedding stage. onnxruntime is already a dependency (the learned reader). The weights are graph
+inputs, not initialisers: onnxruntime reads the arrays minilm.py holds in place (no second copy of
+the 45 MB), and the graph stays a few kB in the wheel.
+
+If the session cannot be made (onnxruntime or the graph file missing, or a graph whose inputs are
+not these weights) `encoder()` returns None and minilm.py keeps the numpy pass.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+GRAPH = Path(__file__).resolve().parent / "data" / "minilm-encoder.onnx"
+ENV_RUNTIME = "PROVRAG_MINILM_RUNTIME"   # "numpy": the reference pass (the bench's base, a debugging aid)
+
+
+def weight_feeds(bert) -> dict[str, np.ndarray]:
+    """The encoder's weights by their graph input names, as minilm._Bert keeps them (x @ W layout)."""
+    feeds = {"ln0_g": bert.ln0[0], "ln0_b": bert.ln0[1]}
+    for i, (qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2) in enumerate(bert.layers):
+        p = f"l{i}_"
+        feeds.update({p + "qkv_w": qkv_w, p + "qkv_b": qkv_b, p + "o_w": o_w, p + "o_b": o_b,
+                      p + "ln1_g": ln1[0], p + "ln1_b": ln1[1], p + "i_w": i_w, p + "i_b": i_b,
+                      p + "f_w": f_w, p + "f_b": f_b, p + "ln2_g": ln2[0], p + "ln2_b": ln2[1]})
+    return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in feeds.items()}
+
+
+class Encoder:
+    """hidden_states(embedded, mask) on onnxruntime. One session per process, without a memory
+    arena; its intra-op threads (all cores, at most 4) share each pass and do not spin, as the
+    reader's do (learned/reader.session_options says why); minilm._forward then runs its batches
+    one after another. Measured on two cores against a batch per thread with one intra-op thread
+    each: alike on sentences, ~1.5x faster on paragraphs, whose few long batches left a thread idle
+    (bench/results/minilm-onnx-2026-11-27.md)."""
+
+    def __init__(self, bert):
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = min(os.cpu_count() or 1, 4)
+        opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # no arena: a pass's activations (up to ~50 MB for a batch of paragraphs) go back to the
+        # allocator when it ends rather than staying held; measured the same speed, ~50 MB lower peak
+        opts.enable_cpu_mem_arena = False
+        self.session = ort.InferenceSession(GRAPH.read_bytes(), opts, providers=["CPUExecutionProvider"])
+        self.feeds = weight_feeds(bert)
+        wanted = {i.name for i in self.session.get_inputs()} - {"embedded", "mask_bias"}
+        if wanted != set(self.feeds):
+            raise ValueError(f"{GRAPH.name} wants inputs {sorted(wanted ^ set(self.feeds))[:4]} this model has not")
+
+    def hidden_states(self, embedded: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Last hidden states (B, L, H) from the summed embeddings (B, L, H) and the 0/1 mask (B, L)."""
+        bias = ((1.0 - mask) * np.finfo(np.float32).min).astype(np.float32)[:, None, None, :]
+        feeds = dict(self.feeds, embedded=np.ascontiguousarray(embedded, dtype=np.float32), mask_bias=bias)
+        return self.session.run(["hidden"], feeds)[0]
+
+
+def encoder(bert) -> Encoder | None:
+    """The onnxruntime encoder for these weights, or None (the numpy pass is used): see the module doc."""
+    if os.environ.get(ENV_RUNTIME, "").strip().lower() == "numpy" or not GRAPH.is_file():
+        return None
+    try:
+        return Encoder(bert)
+    except Exception:   # onnxruntime missing or refusing the graph: the reference pass still answers
+        return None
