@@ -151,12 +151,12 @@ class _Bert:
         x += gb[1]
         return x
 
-    def hidden_states(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Last hidden states (B, L, H) of a padded (B, L) batch: on onnxruntime when it runs the
-        shipped graph (minilm_onnx.py), else by numpy_pass."""
+    def hidden_states(self, ids: np.ndarray, mask: np.ndarray, threads: int = 1) -> np.ndarray:
+        """Last hidden states (B, L, H) of a padded (B, L) batch: on onnxruntime with `threads`
+        threads when it runs the shipped graph (minilm_onnx.py), else by numpy_pass."""
         x = self.word[ids] + self.pos[:ids.shape[1]] + self.type0            # (B, L, H)
         if self.onnx is not None:
-            return self.onnx.hidden_states(x, mask)
+            return self.onnx.hidden_states(x, mask, threads)
         return self.numpy_pass(x, mask)
 
     def numpy_pass(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -255,7 +255,8 @@ class MiniLMEmbedder(Embedder):
         from provrag.cores import cores_now
 
         cores, _ = cores_now(self.workers)   # in a server: this request's share of the cores
-        batches = plan_batches(lengths, self.batch_size, cores)
+        onnx = self._bert.onnx is not None   # its passes use the cores themselves: no batch cut per core
+        batches = plan_batches(lengths, self.batch_size, 1 if onnx else cores)
 
         def run(idx: np.ndarray) -> None:
             longest = int(lengths[idx[0]])
@@ -265,7 +266,7 @@ class MiniLMEmbedder(Embedder):
                 seq = enc[j].ids
                 ids[row, :len(seq)] = seq
                 mask[row, :len(seq)] = 1.0
-            x = self._bert.hidden_states(ids, mask)
+            x = self._bert.hidden_states(ids, mask, threads=cores)
             pooled = np.einsum("bld,bl->bd", x, mask) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
             out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             if tokens is not None:
@@ -278,9 +279,9 @@ class MiniLMEmbedder(Embedder):
         # and ufuncs, so the elementwise half of the pass runs in parallel too, and OpenBLAS's
         # spinning threads do not fight each other when the machine is shared (measured 1.5-6x;
         # a pass of one batch left to OpenBLAS's own threads took 9x as long at load ~9).
-        # On onnxruntime the batches run one after another, its own threads sharing each pass
-        # (minilm_onnx.Encoder): measured 1.3-2x faster than a batch per thread there.
-        workers = 1 if self._bert.onnx is not None else min(cores, len(batches))
+        # On onnxruntime the batches run one after another, each pass on this question's cores
+        # (minilm_onnx.Encoder): alike on sentences, ~1.5x faster on paragraphs than a batch per thread.
+        workers = 1 if onnx else min(cores, len(batches))
         with _blas_threads(1):
             if workers > 1:
                 from concurrent.futures import ThreadPoolExecutor

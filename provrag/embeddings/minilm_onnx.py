@@ -15,11 +15,13 @@ not these weights) `encoder()` returns None and minilm.py keeps the numpy pass.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
 
 GRAPH = Path(__file__).resolve().parent / "data" / "minilm-encoder.onnx"
+MAX_THREADS = 4                          # intra-op threads of a pass at most (as the reader's session)
 ENV_RUNTIME = "PROVRAG_MINILM_RUNTIME"   # "numpy": the reference pass (the bench's base, a debugging aid)
 
 
@@ -35,34 +37,46 @@ def weight_feeds(bert) -> dict[str, np.ndarray]:
 
 
 class Encoder:
-    """hidden_states(embedded, mask) on onnxruntime. One session per process, without a memory
-    arena; its intra-op threads (all cores, at most 4) share each pass and do not spin, as the
-    reader's do (learned/reader.session_options says why); minilm._forward then runs its batches
-    one after another. Measured on two cores against a batch per thread with one intra-op thread
-    each: alike on sentences, ~1.5x faster on paragraphs, whose few long batches left a thread idle
+    """hidden_states(embedded, mask, threads) on onnxruntime: one session per thread count asked
+    for (a session holds no weights, so another costs only its threads), each without a memory
+    arena, its intra-op threads not spinning as the reader's do (learned/reader.session_options
+    says why). minilm._forward runs its batches one after another, each pass on the cores the
+    question may use (provrag/cores.py: all of them for a CLI call, its share in a server).
+    Measured on two cores against a batch per thread with one intra-op thread each: alike on
+    sentences, ~1.5x faster on paragraphs, whose few long batches left a thread idle
     (bench/results/minilm-onnx-2026-11-27.md)."""
 
     def __init__(self, bert):
-        import onnxruntime as ort
-
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = min(os.cpu_count() or 1, 4)
-        opts.inter_op_num_threads = 1
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        # no arena: a pass's activations (up to ~50 MB for a batch of paragraphs) go back to the
-        # allocator when it ends rather than staying held; measured the same speed, ~50 MB lower peak
-        opts.enable_cpu_mem_arena = False
-        self.session = ort.InferenceSession(GRAPH.read_bytes(), opts, providers=["CPUExecutionProvider"])
+        self.graph = GRAPH.read_bytes()
         self.feeds = weight_feeds(bert)
-        wanted = {i.name for i in self.session.get_inputs()} - {"embedded", "mask_bias"}
+        self.sessions: dict[int, object] = {}
+        self._lock = threading.Lock()
+        wanted = {i.name for i in self.session(1).get_inputs()} - {"embedded", "mask_bias"}
         if wanted != set(self.feeds):
             raise ValueError(f"{GRAPH.name} wants inputs {sorted(wanted ^ set(self.feeds))[:4]} this model has not")
 
-    def hidden_states(self, embedded: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def session(self, threads: int):
+        """The session whose passes use `threads` intra-op threads (1 to 4), made on first use."""
+        threads = max(1, min(int(threads), MAX_THREADS))
+        with self._lock:
+            if threads not in self.sessions:
+                import onnxruntime as ort
+
+                opts = ort.SessionOptions()
+                opts.intra_op_num_threads = threads
+                opts.inter_op_num_threads = 1
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                # no arena: a pass's activations (up to ~50 MB for a batch of paragraphs) go back to
+                # the allocator when it ends rather than staying held; the same speed, ~50 MB lower peak
+                opts.enable_cpu_mem_arena = False
+                self.sessions[threads] = ort.InferenceSession(self.graph, opts, providers=["CPUExecutionProvider"])
+            return self.sessions[threads]
+
+    def hidden_states(self, embedded: np.ndarray, mask: np.ndarray, threads: int = 1) -> np.ndarray:
         """Last hidden states (B, L, H) from the summed embeddings (B, L, H) and the 0/1 mask (B, L)."""
         bias = ((1.0 - mask) * np.finfo(np.float32).min).astype(np.float32)[:, None, None, :]
         feeds = dict(self.feeds, embedded=np.ascontiguousarray(embedded, dtype=np.float32), mask_bias=bias)
-        return self.session.run(["hidden"], feeds)[0]
+        return self.session(threads).run(["hidden"], feeds)[0]
 
 
 def encoder(bert) -> Encoder | None:

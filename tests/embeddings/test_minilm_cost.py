@@ -1,5 +1,6 @@
-"""What a MiniLM pass costs, never what it gives: every core gets a forward pass of its own (one
-BLAS thread each), and a text's vectors are those of a pass of its own, float rounding aside.
+"""What a MiniLM pass costs, never what it gives: with numpy every core gets a forward pass of its
+own (one BLAS thread each), on onnxruntime a pass gets the question's cores; a text's vectors are
+those of a pass of its own, float rounding aside.
 Timings: bench/question_speed.py."""
 from __future__ import annotations
 
@@ -49,13 +50,20 @@ def test_cutting_splits_the_costliest_pass(emb):
     assert [len(b) for b in passes] == [1, 3, 3]
 
 
-def test_each_core_runs_a_pass_and_the_vectors_are_each_texts_own(emb, monkeypatch):
-    shapes: list[tuple[int, int]] = []
+@pytest.mark.parametrize("runtime", ["numpy", "onnxruntime"])
+def test_each_core_runs_a_pass_and_the_vectors_are_each_texts_own(emb, monkeypatch, runtime):
+    """numpy: a pass per core, each on one BLAS thread; onnxruntime: one pass on the question's
+    share of the cores (its own threads share it). Either way a text's vectors are its own."""
+    if runtime == "numpy":
+        monkeypatch.setattr(emb._bert, "onnx", None)
+    else:
+        assert emb._bert.onnx is not None
+    passes: list[tuple[tuple[int, int], int]] = []
     hidden = emb._bert.hidden_states
 
-    def spy(ids, mask):
-        shapes.append(ids.shape)
-        return hidden(ids, mask)
+    def spy(ids, mask, threads=1):
+        passes.append((ids.shape, threads))
+        return hidden(ids, mask, threads)
 
     monkeypatch.setattr(emb._bert, "hidden_states", spy)
     token = cores.share.set(lambda: 2)
@@ -63,7 +71,12 @@ def test_each_core_runs_a_pass_and_the_vectors_are_each_texts_own(emb, monkeypat
         vecs, toks = emb.embed_tokens(SENTENCES)
     finally:
         cores.share.reset(token)
-    assert len(shapes) == 2 and sum(b for b, _ in shapes) == len(SENTENCES)
+    assert sum(shape[0] for shape, _ in passes) == len(SENTENCES)
+    if runtime == "numpy":
+        assert len(passes) == 2
+    else:   # passes cut by length alone (no cut per core), each on the share's two threads
+        assert len(passes) == len(minilm.plan_batches(np.array(emb.token_counts(SENTENCES)), emb.batch_size, 1))
+        assert {threads for _, threads in passes} == {2}
     for i, s in enumerate(SENTENCES):
         alone, alone_toks = emb.embed_tokens([s])
         np.testing.assert_allclose(vecs[i], alone[0], atol=1e-6)

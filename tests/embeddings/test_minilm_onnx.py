@@ -43,11 +43,16 @@ def test_the_shipped_graph_runs_and_matches_the_numpy_pass(emb):
         ids[row, :len(e.ids)] = e.ids
         mask[row, :len(e.ids)] = 1.0
     x = bert.word[ids] + bert.pos[:n] + bert.type0
-    fast = bert.onnx.hidden_states(x, mask)
+    fast = bert.onnx.hidden_states(x, mask, threads=1)
     reference = bert.numpy_pass(x.copy(), mask)
     on = mask.astype(bool)
     assert fast.shape == reference.shape
     np.testing.assert_allclose(fast[on], reference[on], atol=1e-5)
+    # a server's request runs on its share of the cores: another session, the same numbers
+    shared = bert.onnx.hidden_states(x, mask, threads=2)
+    np.testing.assert_allclose(shared[on], fast[on], atol=1e-6)
+    assert bert.onnx.session(2) is bert.onnx.session(2) is not bert.onnx.session(1)
+    assert bert.onnx.session(64) is bert.onnx.session(minilm_onnx.MAX_THREADS)
 
 
 def test_embeddings_and_token_vectors_match_the_reference_runtime(emb, monkeypatch):
