@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import os
 import random
 import re
 import shutil
@@ -54,6 +55,19 @@ LIBRARY_CAP = 2000  # Python library entries kept (of ~7,300)
 SKIP_OPENERS = ("changed in", "new in", "deprecated", "see ", "note:", "availability", "this is ", "for example")
 
 
+def apt_download(package: str, version: str, work: Path) -> None:
+    """`apt-get download PACKAGE=VERSION` into work/; when apt's lists predate the pinned version
+    (a fresh machine whose lists were never updated: "Can't find a source to download version"),
+    as root they are updated once and the download tried again."""
+    cmd = ["apt-get", "download", "-qq", f"{package}={version}"]
+    if subprocess.run(cmd, cwd=work).returncode == 0:
+        return
+    if os.geteuid() != 0:
+        sys.exit(f"apt-get download {package}={version} failed: run `apt-get update` (as root), then again")
+    subprocess.run(["apt-get", "update", "-qq"], check=True)
+    subprocess.run(cmd, cwd=work, check=True)
+
+
 def fetch_deb(package: str, cache: Path, downloads: list[Path]) -> Path:
     """The package unpacked under cache/debs/<package>/ (apt-get download, dpkg -x; a .deb of the
     pinned version already in a downloads folder is used first)."""
@@ -66,7 +80,7 @@ def fetch_deb(package: str, cache: Path, downloads: list[Path]) -> Path:
     pattern = f"{package}_{version}_all.deb"
     found = [p for folder in [work, *downloads] for p in sorted(folder.glob(pattern))]
     if not found:
-        subprocess.run(["apt-get", "download", "-qq", f"{package}={version}"], cwd=work, check=True)
+        apt_download(package, version, work)
         found = sorted(work.glob(pattern))
     if not found:
         sys.exit(f"apt-get download {package} did not leave a .deb in {work}")
