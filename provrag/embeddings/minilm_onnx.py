@@ -1,7 +1,7 @@
 """all-MiniLM-L6-v2's encoder run by onnxruntime: the graph provrag ships (data/minilm-encoder.onnx,
 written by train/encoder_graph.py, no weights in it) fed the official weights minilm.py loads.
 
-Why: the numpy pass (minilm._Bert.hidden_states) is the reference, checked against published
+Why: the numpy pass (minilm._Bert.numpy_pass) is the reference, checked against published
 sentence-transformers outputs; onnxruntime computes the same thing (to 1e-5 here,
 tests/embeddings/test_minilm_onnx.py) 1.3-2x faster on two cores (fused kernels, no Python-level
 temporaries), and MiniLM's passes are most of a question's time (issue 30) and of an index's

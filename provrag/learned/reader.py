@@ -208,8 +208,8 @@ class Reader:
         because of what else the question read. Alone, a pair's score is a function of the pair,
         and no slower (5.6 against 6.2 ms a pair: no padding). Why several at once: a one-pair run
         is too small for onnxruntime's threads to share, so on two cores two runs side by side
-        took 0.6x the time of the same runs one after another, with the same logits bit for bit
-        (tests/learned/test_reader_parallel.py)."""
+        took 0.55-0.75x the time of the same runs one after another (the answer and relevance
+        passes of a question), with the same logits bit for bit (tests/learned/test_reader_parallel.py)."""
         from provrag.cores import cores_now
 
         rows = self.encoder.rows(firsts, seconds, int(self.max_length[head]), contexts)
