@@ -119,7 +119,7 @@ class _Bert:
             weights.close()
         from provrag.embeddings.minilm_onnx import encoder
 
-        self.onnx = encoder(self)
+        self.onnx = encoder(self, threads=_cpu_count())   # a CLI call's passes: every core
 
     def _keep(self, w: TensorFile, conf: dict, p: str) -> None:
         """The tensors of the pass, as matmuls want them."""

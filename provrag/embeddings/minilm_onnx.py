@@ -46,12 +46,14 @@ class Encoder:
     sentences, ~1.5x faster on paragraphs, whose few long batches left a thread idle
     (bench/results/minilm-onnx-2026-11-27.md)."""
 
-    def __init__(self, bert):
+    def __init__(self, bert, threads: int):
+        """`threads`: the count a pass of this process uses when it has every core (a CLI call's);
+        its session is made now, and checked against the weights."""
         self.graph = GRAPH.read_bytes()
         self.feeds = weight_feeds(bert)
         self.sessions: dict[int, object] = {}
         self._lock = threading.Lock()
-        wanted = {i.name for i in self.session(1).get_inputs()} - {"embedded", "mask_bias"}
+        wanted = {i.name for i in self.session(threads).get_inputs()} - {"embedded", "mask_bias"}
         if wanted != set(self.feeds):
             raise ValueError(f"{GRAPH.name} wants inputs {sorted(wanted ^ set(self.feeds))[:4]} this model has not")
 
@@ -79,11 +81,12 @@ class Encoder:
         return self.session(threads).run(["hidden"], feeds)[0]
 
 
-def encoder(bert) -> Encoder | None:
-    """The onnxruntime encoder for these weights, or None (the numpy pass is used): see the module doc."""
+def encoder(bert, threads: int) -> Encoder | None:
+    """The onnxruntime encoder for these weights, its session for `threads` made, or None (the
+    numpy pass is used): see the module doc."""
     if os.environ.get(ENV_RUNTIME, "").strip().lower() == "numpy" or not GRAPH.is_file():
         return None
     try:
-        return Encoder(bert)
+        return Encoder(bert, threads)
     except Exception:   # onnxruntime missing or refusing the graph: the reference pass still answers
         return None

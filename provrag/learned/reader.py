@@ -221,7 +221,7 @@ class Reader:
         if not rows:
             return np.zeros((0,), np.float64)
         workers, _ = cores_now(min(os.cpu_count() or 1, 4))
-        if workers > 1 and len(rows) > 2:
+        if workers > 1 and len(rows) > 2:   # the last row runs after the pool: a pool for one run buys nothing
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(workers) as pool:

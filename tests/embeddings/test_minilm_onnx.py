@@ -68,18 +68,23 @@ def test_embeddings_and_token_vectors_match_the_reference_runtime(emb, monkeypat
     assert list(np.argsort(-(fast @ fast[0]))) == list(np.argsort(-(slow @ slow[0])))
 
 
+def test_loading_makes_only_the_session_a_cli_call_uses(emb):
+    fresh = minilm_onnx.encoder(emb._bert, threads=2)
+    assert list(fresh.sessions) == [2]      # not another one, made only to check the inputs
+
+
 def test_numpy_runtime_is_chosen_by_the_environment_and_a_foreign_graph_is_refused(emb, monkeypatch, tmp_path):
     monkeypatch.setenv(minilm_onnx.ENV_RUNTIME, "numpy")
-    assert minilm_onnx.encoder(emb._bert) is None
+    assert minilm_onnx.encoder(emb._bert, 1) is None
     monkeypatch.delenv(minilm_onnx.ENV_RUNTIME)
-    assert minilm_onnx.encoder(emb._bert) is not None
+    assert minilm_onnx.encoder(emb._bert, 1) is not None
 
     class FewerLayers:                      # weights of another shape than the graph's inputs
         ln0 = emb._bert.ln0
         layers = emb._bert.layers[:2]
-    assert minilm_onnx.encoder(FewerLayers()) is None
+    assert minilm_onnx.encoder(FewerLayers(), 1) is None
     monkeypatch.setattr(minilm_onnx, "GRAPH", tmp_path / "missing.onnx")
-    assert minilm_onnx.encoder(emb._bert) is None
+    assert minilm_onnx.encoder(emb._bert, 1) is None
 
 
 def test_the_graph_is_rebuilt_byte_for_byte_by_its_script():

@@ -114,8 +114,9 @@ def verdicts(claim, evidence, vcfg: VerifySettings, focus: str | None = None,
         label, s, c = decide(feat, vcfg)
         # a swap is shown where it is: the sentence with the other name or number
         span = feat["swap_span"] if label == "contradicted" and feat["slot_swap"] else feat["span"]
-        note = "" if not wanted else "; the claim head did not read (no reader)" if reader is None else "; " + said(reading)
-        reason = _reason(feat, label) + note
+        reason = _reason(feat, label)
+        if wanted:
+            reason += "; the claim head did not read (no reader)" if reader is None else "; " + said(reading)
         out.append({"label": label, "score": round(s, 4), "reason": reason,
                     "span": list(span), "contradiction": round(c, 4)})
         texts.append((ev, feat))
