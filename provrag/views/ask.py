@@ -42,7 +42,7 @@ def ask_view(result: AskResult):
         if r.get("reason"):
             line.append(f" — {r['reason']}", style="dim")
         parts.append(line)
-    if not result.checked:
+    if not result.checked and not result.abstained:   # an abstention states nothing there is to check
         parts.append(Text("unchecked answer (--raw): its sentences were not judged against their sources", style="dim"))
     if result.abstained and result.sources:
         parts.append(sources_table([s.to_json() for s in result.sources], title="closest passages — not an answer",

@@ -117,3 +117,20 @@ def test_trace_tree_says_why_each_candidate_and_source_was_retrieved(squad_subse
     by_unit = {c["text_unit_id"]: c["why"] for c in cands}
     src = next(s for s in res.sources if s.text_unit_id in by_unit)
     assert f"why this page: retrieved {why_line(by_unit[src.text_unit_id])}" in text
+
+
+def test_only_an_answer_given_unchecked_says_so(sample_index):
+    """`ask --raw` skips the answer check, and the view says so under the answer. An abstention
+    has no sentence to check: the check never runs for it, and saying "unchecked answer (--raw)"
+    there told a user who never passed --raw that something went unjudged."""
+    from provrag.config import load_config
+    from provrag.pipelines.ask import run_ask
+    from provrag.views.ask import ask_view
+
+    cfg = load_config()
+    raw = run_ask("Who leads the Halcyon commissioning team?", sample_index, cfg, save=False, check=False)
+    nothing = run_ask("What is the maximum heap size of the Java virtual machine?", sample_index, cfg, save=False)
+    assert not raw.abstained and not raw.checked and nothing.abstained
+    assert "unchecked answer (--raw)" in _render(ask_view(raw), 100)
+    shown = _render(ask_view(nothing), 100)
+    assert "Nothing in the index answers this question." in shown and "unchecked" not in shown
