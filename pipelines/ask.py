@@ -127,6 +127,7 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     from provrag.embeddings.remembered import reading_index
     from provrag.engines import get_engine
     from provrag.query.basic_search import basic_search
+    from provrag.query.local_search import local_search
     from provrag.query.escalate import search_with_retries
     from provrag.query.resolve import resolve_answer
     from provrag.query.search import METHODS, choose_method, has_rows, match_entities, run_method
@@ -170,6 +171,8 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
         def run_route(route, use, sub, restrict):
             if route == "basic" and restrict is not None:
                 return basic_search(reader, question, use, engine, sub, restrict=restrict)
+            if route == "local" and restrict is not None:
+                return local_search(reader, question, use, engine, sub, entities, restrict=restrict)
             return run_method(route, reader, question, use, engine, sub, entities)
 
         def check_route(found, sub):

@@ -145,7 +145,7 @@ class AskResult:
     checked: bool = False                  # False: `ask --raw`, the answer as the engine gave it
     removed_sentences: list[dict] = field(default_factory=list)   # {"sentence", "citations", "verdict", "reason"}
     raw_answer: str | None = None          # the answer before the check
-    route: str | None = None               # the route of the kept attempt (local, basic, wide, section; global)
+    route: str | None = None               # the route of the kept attempt (named, local, basic, wide, section; global)
     attempts: int = 1                      # routes tried (the first, and the wider retries)
 
     def to_json(self) -> dict[str, Any]:

@@ -259,3 +259,14 @@ def texlive_package(tmp_path_factory) -> Path:
         got = hashlib.sha256((dest / name).read_bytes()).hexdigest()
         assert got == digest, f"{name} is not the pinned package's ({got[:12]})"
     return dest
+
+
+@pytest.fixture(scope="session")
+def four_manuals_index(tmp_path_factory, texlive_package) -> Path:
+    """An offline index of the four pinned TeX Live manuals (booktabs, microtype, listings, polyglossia)."""
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+
+    out = tmp_path_factory.mktemp("four-manuals-index") / "idx"
+    run_index(texlive_package, out, load_config())
+    return out

@@ -10,6 +10,12 @@ tools, narrowest first:
   section  the whole section around the best page found so far: the units before and after
            it in its document (SECTION_UNITS each way, about two pages), read in full
 
+Before them, when a local or basic question names documents of the index ("How do I letterspace
+text with microtype?" names microtype.pdf: query/named.py), the chosen route first reads only
+those documents (`named`), so a package's own manual answers before another that mentions it.
+When that attempt abstains, the routes above run over the whole index as they would have, and
+the retries they may take are not spent on it.
+
 A route starts after the chosen method's own (global and local go on to basic, then wide;
 basic to wide, then section). Each attempt runs in its own trace, recorded whole in the ask
 trace's `attempts` (route, scope, outcome, its stages); the kept attempt's stages become the
@@ -27,7 +33,7 @@ from typing import Callable
 from provrag.config import Config
 from provrag.query.context import SearchResult
 
-ROUTES = ("local", "basic", "wide", "section")
+ROUTES = ("local", "basic", "wide", "section")   # "named", before them, reads the documents a question names
 WIDE = 3              # the wide route reads this many times the passages of the first
 SECTION_UNITS = 4     # units on each side of the best one that make up "its section"
 
@@ -75,6 +81,13 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
     from provrag.query.trace import Trace
 
     routes = [chosen] + next_routes(chosen)[:int(cfg.search.retries)]
+    named = None
+    if chosen in ("local", "basic"):
+        from provrag.query.named import named_scope
+
+        named = named_scope(reader.con, getattr(reader, "path", None), question)
+        if named is not None:
+            routes.insert(0, "named")
     attempts: list[dict] = []
     kept, kept_route, kept_stages = None, chosen, []
     for n, route in enumerate(routes):
@@ -83,7 +96,10 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
         scope: dict = {}
         restrict = None
         use = cfg
-        if route == "wide":
+        if route == "named":
+            restrict = named.unit_ids
+            scope = named.to_json()
+        elif route == "wide":
             use = wide_config(cfg)
             scope = {"context_units": use.search.context_units, "reader_passages": use.search.reader_passages}
         elif route == "section":
@@ -96,7 +112,8 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
             use = replace(cfg, search=replace(s, context_units=len(restrict), reader_passages=len(restrict),
                                               reader_sentences=s.reader_sentences * 2))
             scope = {"around": best[0], "units": len(restrict)}
-        found = run_route(route if route in ("global", "local") else "basic", use, sub, restrict)
+        found = run_route(chosen if route == "named" else route if route in ("global", "local") else "basic",
+                          use, sub, restrict)
         if check is not None and not found.abstained:
             found = check(found, sub)
         data = sub.finish()

@@ -55,7 +55,9 @@ def _citation(entity_ids: list[int], rel_ids: list[int], sources: list[int]) -> 
     return f"[Data: {'; '.join(parts)}]"
 
 
-def local_search(reader, question: str, cfg: Config, engine, trace, entities: list[dict] | None = None) -> SearchResult:
+def local_search(reader, question: str, cfg: Config, engine, trace, entities: list[dict] | None = None,
+                 restrict: list[str] | None = None) -> SearchResult:
+    """`restrict`: only these units (ask's first attempt over the documents the question names)."""
     scfg = cfg.search
     k = int(scfg.top_k_units)
     n_ctx, pool = int(scfg.context_units), int(scfg.candidate_pool)
@@ -68,7 +70,7 @@ def local_search(reader, question: str, cfg: Config, engine, trace, entities: li
             for u in e["text_unit_ids"]:
                 unit_ents.setdefault(u, []).append(int(e["human_readable_id"]))
         boost = {u: boost_w * min(len(v), 2) / 2 for u, v in unit_ents.items()}
-        ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), boost=boost, pool=pool)
+        ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), boost=boost, pool=pool, restrict=restrict)
         titles = [e["title"] for e in ents]
         rels = []
         if titles and has_rows(con, "relationships"):

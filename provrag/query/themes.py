@@ -77,7 +77,7 @@ def named_documents(question: str, documents: list[dict]) -> list[dict]:
     if not asked or len(documents) < 2:
         return []
     raw_asked = _raw_words(question)
-    names = [(_name_words_pair(d)) for d in documents]
+    names = [(document_names(d)) for d in documents]
     df: dict[str, int] = {}
     for title, stem in names:
         for w in title | stem:
@@ -108,7 +108,7 @@ def _spaced(stem: str) -> str:
     return stem.replace("-", " ").replace("_", " ")
 
 
-def _name_words_pair(d: dict) -> tuple[set[str], set[str]]:
+def document_names(d: dict) -> tuple[set[str], set[str]]:
     """A document's two names as content words: its title's, its file name's."""
     return name_words(d["title"]), name_words(_spaced(_stem_of(d["path"])))
 
@@ -121,7 +121,7 @@ def specific_subject(con, question: str) -> list[str]:
 
     names: set[str] = set()
     for d in all_documents(con):
-        title, stem = _name_words_pair(d)
+        title, stem = document_names(d)
         names |= title | stem
     return [w for w in broad_subject(question) if w not in names]
 

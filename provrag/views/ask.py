@@ -169,7 +169,9 @@ def trace_tree(t: dict, max_items: int = 8):
         for a in t["attempts"]:
             outcome = a.get("skipped") or ("abstained" if a.get("abstained") else "answered")
             conf = f" {a['confidence']:.2f}" if isinstance(a.get("confidence"), (int, float)) else ""
-            a_br.add(Text(f"{a.get('attempt')}. {a.get('route')}: {outcome}{conf}" + ("  (kept)" if a.get("kept") else ""),
+            docs = (a.get("scope") or {}).get("documents")   # the named route: the documents it read
+            where = f" ({', '.join(docs[:3])}{', …' if len(docs) > 3 else ''})" if docs else ""
+            a_br.add(Text(f"{a.get('attempt')}. {a.get('route')}{where}: {outcome}{conf}" + ("  (kept)" if a.get("kept") else ""),
                           style="bold" if a.get("kept") else "dim"))
     srcs = t.get("sources") or []
     if srcs:

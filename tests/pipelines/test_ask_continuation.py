@@ -3,22 +3,8 @@ Live manuals (the pinned texlive-latex-recommended-doc PDFs of tests/conftest.py
 a folder that already holds them)."""
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from provrag.config import load_config
 from provrag.pipelines.ask import run_ask
-
-
-@pytest.fixture(scope="module")
-def four_manuals_index(tmp_path_factory, texlive_package) -> Path:
-    """An offline index of the four pinned manuals (booktabs, microtype, listings, polyglossia)."""
-    from provrag.pipelines.index import run_index
-
-    out = tmp_path_factory.mktemp("four-manuals-index") / "idx"
-    run_index(texlive_package, out, load_config())
-    return out
 
 
 def test_the_sentence_that_completes_the_lead_is_kept(four_manuals_index):

@@ -1,0 +1,79 @@
+"""The documents a specific question names, read first: "How do I letterspace text with
+microtype?" is a question for microtype.pdf, not for the 900-page manual of another package that
+mentions microtype on many pages.
+
+A document is named when the question says most of its title or of its file name, each word
+weighted by its idf over the index's text units (the BM25 idf retrieval already uses). A word
+that is rare in the text, such as a package's name, weighs a lot. A word in most of the text, such
+as "package" or "debian", weighs next to nothing. So "package" alone does not name "The asymptote
+package", while "fontspec" names fontspec.pdf. Global search names documents by an idf over the
+names alone (query/themes.py). That suits a broad question about "the R FAQ". A specific question
+shares ordinary words with the names, and only the text can tell those words from names.
+
+ask's escalation (query/escalate.py) reads the named documents first and goes on to the whole
+index when they do not answer.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+MIN_SHARE = 0.5   # more than this share of the name's weight said by the question: a majority of it
+_RAW = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass
+class NamedScope:
+    """The documents a question names and the text units they hold (ask's `named` attempt)."""
+    documents: list[str] = field(default_factory=list)   # their file names, best first
+    unit_ids: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"documents": self.documents, "units": len(self.unit_ids)}
+
+
+def named_scope(con, index_path, question: str) -> NamedScope | None:
+    """The documents the question names and their units; None when it names none, or names
+    every document the index holds (no narrower scope than the whole index)."""
+    from provrag.query.themes import all_documents, document_names
+    from provrag.store import terms as lexical
+
+    asked = raw_words(question)
+    documents = [d for d in all_documents(con) if d["status"] == "ok"]
+    if not asked or len(documents) < 2:
+        return None
+    names = [[name_terms(words) for words in document_names(d)] for d in documents]
+    stats = lexical.ensure_terms(con, index_path)
+    idf = lexical.idf_of(con, stats, {t for pair in names for name in pair for _, t in name if t})
+    shares = [max((share(name, asked, idf) for name in pair), default=0.0) for pair in names]
+    top = max(shares)
+    named = [d for d, s in zip(documents, shares) if s > MIN_SHARE and s == top]
+    if not named or len(named) == len(documents):
+        return None
+    rows = con.execute("""SELECT id FROM text_units WHERE document_id IN (SELECT unnest(?::VARCHAR[]))
+                          ORDER BY human_readable_id""", [[d["id"] for d in named]]).fetchall()
+    if not rows:
+        return None
+    return NamedScope([PurePosixPath(d["path"]).name or d["title"] for d in named], [r[0] for r in rows])
+
+
+def raw_words(text: str) -> set[str]:
+    return {w.lower() for w in _RAW.findall(text or "")}
+
+
+def name_terms(words: set[str]) -> list[tuple[str, str | None]]:
+    """A name's words, each with its BM25 term (None: a word the tokenizer drops, such as the one
+    letter of "R-FAQ", which names the document as surely as the name's rarest word). A word is
+    said only as itself: "developed" does not say "developers", though both stem to "develop"."""
+    from provrag.text.words import terms_of
+
+    return [(w, (terms_of(w) or [None])[0]) for w in sorted(words)]
+
+
+def share(name: list[tuple[str, str | None]], asked: set[str], idf: dict[str, float]) -> float:
+    """The idf-weighted share of the name the question says (a dropped word weighs as the rarest)."""
+    top = max((idf.get(t, 0.0) for _, t in name if t), default=1.0) or 1.0
+    weights = [(w, idf.get(t, 0.0) if t else top) for w, t in name]
+    total = sum(x for _, x in weights)
+    return sum(x for w, x in weights if w in asked) / total if total > 0 else 0.0

@@ -1,0 +1,61 @@
+"""A question that names a document is read in it first (query/named.py, issue 26: "a package's
+own manual loses to others that mention it"), over four real TeX Live manuals (the pinned
+texlive-latex-recommended-doc PDFs of tests/conftest.py; PROVRAG_TEXLIVE: a folder that already
+holds them)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from provrag.config import load_config
+from provrag.pipelines.ask import run_ask
+from provrag.query.named import named_scope
+from provrag.store.reader import reading
+from provrag.views.ask import trace_tree
+
+
+@pytest.mark.parametrize("question,named", [
+    ("How do I set the font of a listing with listings?", ["listings.pdf"]),
+    # two names said: both documents, neither preferred
+    ("What does microtype do with polyglossia?", ["microtype.pdf", "polyglossia.pdf"]),
+    # "package" stands in every manual's text (and in "The Listings Package"): it names nothing
+    ("Which package draws rules in a table?", None),
+    ("How do I draw a rule under only some of the columns of a table?", None),
+])
+def test_a_name_is_said_by_its_words_rare_in_the_text(four_manuals_index, question, named):
+    with reading(four_manuals_index, None) as reader:
+        scope = named_scope(reader.con, reader.path, question)
+        assert (sorted(scope.documents) if scope else None) == named
+        if scope:
+            units = reader.con.execute("""SELECT count(*) FROM text_units u JOIN documents d ON u.document_id = d.id
+                                          WHERE d.path IN (SELECT unnest(?::VARCHAR[]))""",
+                                       [[str(Path(n)) for n in named]]).fetchall()[0][0]
+            assert len(scope.unit_ids) == units > 0
+
+
+def test_a_package_s_own_manual_answers_before_another_that_mentions_it(four_manuals_index):
+    """Over the whole index, "How do I set the font of a listing with listings?" was answered from
+    microtype.pdf (its font configuration files, p. 20), which never speaks of listings. The
+    question names listings.pdf: that manual is read first, and answers."""
+    res = run_ask("How do I set the font of a listing with listings?", four_manuals_index, load_config(), save=False)
+    assert not res.abstained and res.route == "named"
+    assert {Path(s.path).name for s in res.sources} == {"listings.pdf"}
+    first = res.trace["attempts"][0]
+    assert first["route"] == "named" and first["scope"]["documents"] == ["listings.pdf"] and first["kept"]
+
+
+def test_when_the_named_manual_does_not_answer_the_whole_index_is_read(four_manuals_index):
+    """The named attempt comes before the routes an unnamed question takes and spends none of
+    their retries: when it abstains, basic search, its wider retry and the section around the
+    best page still run, over every document."""
+    res = run_ask("Which Unicode version does polyglossia's Thai hyphenation follow?", four_manuals_index,
+                  load_config(), method="basic", save=False)
+    attempts = res.trace["attempts"]
+    assert res.abstained and [a["route"] for a in attempts] == ["named", "basic", "wide", "section"]
+    assert attempts[0]["scope"]["documents"] == ["polyglossia.pdf"] and attempts[1]["scope"] == {}
+    assert all(a["abstained"] for a in attempts) and sum(a["kept"] for a in attempts) == 1
+    console = Console(width=120, record=True, color_system=None)
+    console.print(trace_tree(res.trace))   # `provrag trace ID` names the documents the first attempt read
+    assert "1. named (polyglossia.pdf): abstained" in console.export_text()
