@@ -36,16 +36,17 @@ class NamedScope:
 def named_scope(con, index_path, question: str) -> NamedScope | None:
     """The documents the question names and their units; None when it names none, or names
     every document the index holds (no narrower scope than the whole index)."""
-    from provrag.query.themes import all_documents, document_names
+    from provrag.query.themes import all_documents
     from provrag.store import terms as lexical
 
     asked = raw_words(question)
     documents = [d for d in all_documents(con) if d["status"] == "ok"]
     if not asked or len(documents) < 2:
         return None
-    names = [[name_terms(words) for words in document_names(d)] for d in documents]
     stats = lexical.ensure_terms(con, index_path)
-    idf = lexical.idf_of(con, stats, {t for pair in names for name in pair for _, t in name if t})
+    key = (str(index_path), stats.get("n_units"), stats.get("avgdl"),
+           tuple((d["id"], d["title"], d["path"]) for d in documents))
+    names, idf = _WEIGHED.get(key) or _weigh(con, stats, documents, key)
     shares = [max((share(name, asked, idf) for name in pair), default=0.0) for pair in names]
     top = max(shares)
     named = [d for d, s in zip(documents, shares) if s > MIN_SHARE and s == top]
@@ -56,6 +57,24 @@ def named_scope(con, index_path, question: str) -> NamedScope | None:
     if not rows:
         return None
     return NamedScope([PurePosixPath(d["path"]).name or d["title"] for d in named], [r[0] for r in rows])
+
+
+# the documents' names as weighed words, per index and its content (a server asks many questions
+# of one index: stemming every name word at each question cost ~40 ms over 606 documents)
+_WEIGHED: dict[tuple, tuple[list, dict[str, float]]] = {}
+_KEPT = 8
+
+
+def _weigh(con, stats: dict, documents: list[dict], key: tuple) -> tuple[list, dict[str, float]]:
+    from provrag.query.themes import document_names
+    from provrag.store import terms as lexical
+
+    names = [[name_terms(words) for words in document_names(d)] for d in documents]
+    idf = lexical.idf_of(con, stats, {t for pair in names for name in pair for _, t in name if t})
+    if len(_WEIGHED) >= _KEPT:
+        _WEIGHED.pop(next(iter(_WEIGHED)), None)
+    _WEIGHED[key] = (names, idf)
+    return names, idf
 
 
 def raw_words(text: str) -> set[str]:

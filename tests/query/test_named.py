@@ -59,3 +59,19 @@ def test_when_the_named_manual_does_not_answer_the_whole_index_is_read(four_manu
     console = Console(width=120, record=True, color_system=None)
     console.print(trace_tree(res.trace))   # `provrag trace ID` names the documents the first attempt read
     assert "1. named (polyglossia.pdf): abstained" in console.export_text()
+
+
+def test_the_names_are_weighed_once_per_index_content(four_manuals_index, monkeypatch):
+    """A server asks many questions of one index: the names' words are stemmed and weighed once."""
+    from provrag.query import named
+
+    monkeypatch.setattr(named, "_WEIGHED", {})
+    calls = []
+    real = named.name_terms
+    monkeypatch.setattr(named, "name_terms", lambda words: calls.append(1) or real(words))
+    with reading(four_manuals_index, None) as reader:
+        first = named_scope(reader.con, reader.path, "How do I number the lines of a listing with listings?")
+        weighed = len(calls)
+        again = named_scope(reader.con, reader.path, "How do I break long lines in a listing with listings?")
+    assert weighed >= 4 and len(calls) == weighed      # two names per document, then none
+    assert first.documents == again.documents == ["listings.pdf"] and first.unit_ids == again.unit_ids
