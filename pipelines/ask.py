@@ -127,8 +127,8 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     from provrag.embeddings.remembered import reading_index
     from provrag.engines import get_engine
     from provrag.query.basic_search import basic_search
-    from provrag.query.local_search import local_search
     from provrag.query.escalate import search_with_retries
+    from provrag.query.local_search import local_search
     from provrag.query.resolve import resolve_answer
     from provrag.query.search import METHODS, choose_method, has_rows, match_entities, run_method
     from provrag.store.reader import reading

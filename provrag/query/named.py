@@ -26,7 +26,7 @@ _RAW = re.compile(r"[^\W_]+", re.UNICODE)
 @dataclass
 class NamedScope:
     """The documents a question names and the text units they hold (ask's `named` attempt)."""
-    documents: list[str] = field(default_factory=list)   # their file names, best first
+    documents: list[str] = field(default_factory=list)   # their file names, in the index's order (all named alike)
     unit_ids: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
