@@ -15,12 +15,11 @@ index when they do not answer.
 """
 from __future__ import annotations
 
-import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 MIN_SHARE = 0.5   # more than this share of the name's weight said by the question: a majority of it
-_RAW = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 @dataclass
@@ -36,10 +35,10 @@ class NamedScope:
 def named_scope(con, index_path, question: str) -> NamedScope | None:
     """The documents the question names and their units; None when it names none, or names
     every document the index holds (no narrower scope than the whole index)."""
-    from provrag.query.themes import all_documents
+    from provrag.query.themes import all_documents, name_words
     from provrag.store import terms as lexical
 
-    asked = raw_words(question)
+    asked = name_words(question)   # as the names' words are read: no stop word or generic word names one
     documents = [d for d in all_documents(con) if d["status"] == "ok"]
     if not asked or len(documents) < 2:
         return None
@@ -63,6 +62,7 @@ def named_scope(con, index_path, question: str) -> NamedScope | None:
 # of one index: stemming every name word at each question cost ~40 ms over 606 documents)
 _WEIGHED: dict[tuple, tuple[list, dict[str, float]]] = {}
 _KEPT = 8
+_WEIGHING = threading.Lock()   # a server's questions run in threads of their own
 
 
 def _weigh(con, stats: dict, documents: list[dict], key: tuple) -> tuple[list, dict[str, float]]:
@@ -71,14 +71,11 @@ def _weigh(con, stats: dict, documents: list[dict], key: tuple) -> tuple[list, d
 
     names = [[name_terms(words) for words in document_names(d)] for d in documents]
     idf = lexical.idf_of(con, stats, {t for pair in names for name in pair for _, t in name if t})
-    if len(_WEIGHED) >= _KEPT:
-        _WEIGHED.pop(next(iter(_WEIGHED)), None)
-    _WEIGHED[key] = (names, idf)
+    with _WEIGHING:
+        if len(_WEIGHED) >= _KEPT:
+            _WEIGHED.pop(next(iter(_WEIGHED)), None)
+        _WEIGHED[key] = (names, idf)
     return names, idf
-
-
-def raw_words(text: str) -> set[str]:
-    return {w.lower() for w in _RAW.findall(text or "")}
 
 
 def name_terms(words: set[str]) -> list[tuple[str, str | None]]:

@@ -77,7 +77,7 @@ def named_documents(question: str, documents: list[dict]) -> list[dict]:
     if not asked or len(documents) < 2:
         return []
     raw_asked = _raw_words(question)
-    names = [(document_names(d)) for d in documents]
+    names = [document_names(d) for d in documents]
     df: dict[str, int] = {}
     for title, stem in names:
         for w in title | stem:

@@ -31,7 +31,7 @@ def test_a_name_is_said_by_its_words_rare_in_the_text(four_manuals_index, questi
         if scope:
             units = reader.con.execute("""SELECT count(*) FROM text_units u JOIN documents d ON u.document_id = d.id
                                           WHERE d.path IN (SELECT unnest(?::VARCHAR[]))""",
-                                       [[str(Path(n)) for n in named]]).fetchall()[0][0]
+                                       [named]).fetchall()[0][0]
             assert len(scope.unit_ids) == units > 0
 
 
