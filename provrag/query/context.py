@@ -130,6 +130,10 @@ def answer_or_abstain(engine, question: str, method: str, units: list[dict], con
                         confidence=found.confidence)
 
 
+# how the trace names the kind of fact a question asks for (provrag/text/asked.py)
+ASKED_WORDS = {"limit": "a limit", "version": "a version", "cost": "a quantity (how long, how much)"}
+
+
 def read_or_abstain(engine, question: str, method: str, units: list[dict], context: list[dict],
                     extra: list[dict], cfg: Config, ret, trace) -> SearchResult:
     """A reading engine's answer, or its abstention: it found no sentence that states the answer
@@ -142,6 +146,10 @@ def read_or_abstain(engine, question: str, method: str, units: list[dict], conte
             d["why"] = (f"no sentence of the {len(context)} passages states the answer (best probability "
                         f"{(ans.confidence or 0.0):.2f} < {float(cfg.search.answer_min_prob):g})" if context
                         else "no passage retrieved")
+            asked = (ans.details or {}).get("asked_fact")
+            if context and asked:
+                d["why"] += (f"; it asks for {' and '.join(ASKED_WORDS.get(k, k) for k in asked['kinds'])}: "
+                             f"{asked['candidates_stating_it']} of the {asked['candidates']} sentences read state one")
     order = [i for i in (ans.passage_order or range(len(context))) if 0 <= i < len(context)]
     if ans.abstained:
         return SearchResult(ABSTENTION, method, context, unit_rank(units, context, []), ans.details, abstained=True,
@@ -171,10 +179,18 @@ def engine_answer(engine, question: str, context: list[dict], extra: list[dict],
         coverage = assess(question, [c["text"] for c in context], ret.idf, int(bm25.get("n_units") or 0),
                           bm25.get("spelling") or {}, semantic=False).confidence
         d["coverage"] = coverage
-    ans = engine.answer(question, records, QueryTerms(list(ret.query_terms), ret.idf, coverage))
+    ans = engine.answer(question, records, QueryTerms(list(ret.query_terms), ret.idf, coverage, unseen_terms(question, ret)))
     if ans.details:
         d["extract"] = ans.details
     return ans
+
+
+def unseen_terms(question: str, ret) -> list[str]:
+    """The question's terms (spelling fixes applied) that no unit holds: retrieval matched none."""
+    from provrag.text.words import terms_of
+
+    fixes = (ret.channels.get("bm25") or {}).get("spelling") or {}
+    return list(dict.fromkeys(t for t in (fixes.get(w, w) for w in terms_of(question)) if not ret.idf.get(t)))
 
 
 def candidate_view(ret) -> list[dict]:

@@ -61,7 +61,7 @@ class OfflineEngine(Engine):
             details["reader_note"] = unavailable()
         text = answer(question, context, self.cfg, idf=(terms.idf or None) if terms else None,
                       qterms=(list(terms.terms) or None) if terms else None, info=details, reader=model,
-                      gate=terms.coverage if terms else None)
+                      gate=terms.coverage if terms else None, unseen=terms.unseen if terms else None)
         # the records whose sentences the answer quotes whole (one completed from a neighbouring
         # unit lies in both, so it promotes neither)
         used = list(dict.fromkeys(p["record"] for p in details.get("sentences") or [] if p.get("whole")))

@@ -39,19 +39,21 @@ def answer_texts(picked: list[dict], records: list[dict]) -> list[tuple[str, str
 
 
 def answer(question: str, context: list[dict], cfg: Config, idf: dict[str, float] | None = None,
-           qterms: list[str] | None = None, info: dict | None = None, reader=None, gate: float | None = None) -> str:
+           qterms: list[str] | None = None, info: dict | None = None, reader=None, gate: float | None = None,
+           unseen: list[str] | None = None) -> str:
     """Local/basic search: the best sentences of the context records, each with its citation.
 
     idf/qterms: the index-wide idf of the question's (spelling-corrected) terms, when the
     caller has them; otherwise idf is estimated from the context itself. `reader`: the learned
     reader (reading.py decides what answers), or None (the hand-set scores and focus rules);
-    `gate`: the best passage's word coverage of the question, which the reader's decision weighs.
+    `gate`: the best passage's word coverage of the question, which the reader's decision weighs;
+    `unseen`: the question's terms the index holds nowhere (the reader's asked-fact rule reads them).
     """
     n = int(cfg.search.answer_sentences)
     if reader is not None:
         from provrag.engines.offline.answer.reading import read
 
-        picked, _ = read(question, context, cfg, reader, idf, qterms, info, gate)
+        picked, _ = read(question, context, cfg, reader, idf, qterms, info, gate, unseen)
     else:
         picked = focus(question, select(question, context, n, idf, qterms=qterms, cfg=cfg, info=info), context,
                        idf or {}, n)

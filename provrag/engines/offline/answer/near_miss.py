@@ -1,0 +1,57 @@
+"""Near misses: which read candidates may answer a question that asks for one specific fact.
+
+The learned reader reads technical sentences low whether they answer or not, and the answer's
+fitted combination then rests on word overlap (bench/results/named-scope-passage-2026-11-27.md),
+so a sentence that shares every word of "What is the largest value … accepts?" and states no
+maximum reads as answering. For the three kinds of fact issue 26 names — a limit, a version, a
+cost (provrag/text/asked.py) — a candidate must have the fact's form and stand in a passage that
+names what the question is about; reading.py chooses among those only.
+"""
+from __future__ import annotations
+
+import re
+
+from provrag.text.asked import asked_facts, states_all
+from provrag.text.words import terms_of
+
+
+def stating_asked_fact(question: str, cands: list[dict], records: list[dict], idf: dict[str, float] | None,
+                       unseen: list[str] | None = None) -> tuple[list[dict], tuple[str, ...]]:
+    """The candidates (in their order) that may answer: for a question asking for a limit, a
+    version or a cost (text/asked.py), only those with that fact's form, read in a passage that
+    names what the question is most specifically about (its term the index holds most rarely).
+    A near miss shares the question's words and reads as answering by word overlap, but states no
+    maximum, no version, no quantity — or states one of something else: "Version 1.1.1 added
+    support for Asturian, Lithuanian, and Urdu" for the version that added Swahili. All
+    candidates for any other question. Also the kinds asked for."""
+    kinds = asked_facts(question)
+    if not kinds:
+        return cands, kinds
+    # a name the index never holds ("Klingon" over TeX manuals, none about it): no passage
+    # states anything of it, let alone the asked fact. Another word the index lacks ("roughly",
+    # a British spelling) says nothing of the subject: the rarest the index holds is required.
+    if unseen_names(question, unseen):
+        return [], kinds
+    held = {t: w for t, w in (idf or {}).items() if w and w > 0}
+    rarest = max(held, key=lambda t: (held[t], t)) if held else None
+    named: dict[int, bool] = {}
+
+    def names_it(c: dict) -> bool:
+        if rarest is None:
+            return True
+        ri = c["record"]
+        if ri not in named:
+            text = (records[ri].get("text") or "") if 0 <= ri < len(records) else ""
+            named[ri] = rarest in set(terms_of(text))
+        return named[ri] or rarest in set(terms_of(c["sentence"] + " " + (c.get("antecedent") or "")))
+
+    return [c for c in cands if states_all(kinds, c["sentence"], question) and names_it(c)], kinds
+
+
+def unseen_names(question: str, unseen: list[str] | None) -> list[str]:
+    """The question's names (capitalised words after its first) whose term the index holds nowhere."""
+    if not unseen:
+        return []
+    gone = set(unseen)
+    words = re.findall(r"[^\W_][\w'’-]*", question or "")[1:]
+    return [w for w in words if w[:1].isupper() and gone & set(terms_of(w))]

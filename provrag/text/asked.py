@@ -1,0 +1,110 @@
+"""Does a sentence state the kind of fact a question asks for? The near misses' rule.
+
+Issue 26 names the unanswerable questions real users ask: near misses, where the manual
+discusses the topic but not the asked fact — "the largest value a setting may take, where no
+maximum is stated; the version that added a feature, in a manual with no history; how long a
+procedure takes, where the manual only says that it happens". Every word of such a question
+is in the index, and the sentences around the topic share them, so word overlap (the answer
+combination's largest weight) reads them as answering; the learned reader reads technical
+sentences too low to overrule it (bench/results/named-scope-passage-2026-11-27.md). What does
+tell is the asked fact's form, which no answering sentence can lack:
+
+  limit    "What is the largest …", "… at most?", "the maximum …": a sentence that states a
+           bound says one (maximum, at most, up to, limit, exceed, no more than, …, or the
+           question's own superlative); one that only describes the setting does not;
+  version  "Which version added …", "Since which release …": a version or release has a
+           number, one the question does not already say;
+  cost     "How much faster / longer / more memory …", "How long does … take", "By how much …":
+           a quantity, one the question does not already say.
+
+A rule over wording, by hand: the classes are few and closed, a sentence either has the form or
+not, and the learned heads were measured not to see it (the answer head reads "The maximum
+modulo value is now 255." and "The lines … are wider since the default basewidth …" alike, ~0.2).
+It only ever removes a candidate from the answer; whether a sentence that has the form answers
+is still the reader's and the combination's call.
+"""
+from __future__ import annotations
+
+import re
+
+# what the question asks for (lower-cased question)
+_SUPERLATIVE_Q = re.compile(
+    r"\b(largest|biggest|highest|greatest|maximum|maximal|max|longest|smallest|lowest|minimum|minimal|shortest|fewest)\b")
+# a superlative asks for a limit when it bounds a quantity ("the largest value …", "the maximum
+# line length") or what something accepts ("the largest skip the package accepts"); "the largest
+# city the Rhine runs through" or "the biggest game animals" ask for a thing, not a limit
+_QUANTITY_Q = re.compile(
+    r"\b(largest|biggest|highest|greatest|maximum|maximal|max|longest|smallest|lowest|minimum|minimal|shortest|fewest)"
+    r" (\S+ ){0,2}(number|numbers|value|values|size|length|amount|count|width|height|depth|weight|level|levels"
+    r"|capacity|precision|speed|rate|duration|distance|limit)\b"
+    r"|\b(allow|allows|allowed|accept|accepts|accepted|permit|permits|permitted|support|supports|supported|handle"
+    r"|handles|can|could|may)\b")
+_BOUND_Q = re.compile(r"\bat (most|least)\b|\b(upper|lower) (limit|bound)\b")
+_VERSION_Q = re.compile(
+    r"\b(which|what) ((?!(?:do|does|did|can|could|will|would|should|has|have|had)\b)\S+ ){0,3}"
+    r"(version|release)\b|\b(since|from|in|with) (which|what) (\S+ ){0,2}(version|release)\b")
+_COST_Q = re.compile(
+    r"\bhow (much|many times) (longer|faster|slower|shorter|quicker|more|less|bigger|larger|smaller)\b"
+    r"|\bhow long (does|do|did|will|would|can|could) .{1,100}\btake\b|\bby how (much|many)\b")
+
+# what a sentence needs to state it
+_BOUND = re.compile(
+    r"\b(max|maximum|maximal|maximally|largest|biggest|highest|greatest|longest|smallest|lowest|minimum|minimal|shortest"
+    r"|fewest|limit|limits|limited|limitation|unlimited|exceed|exceeds|exceeded|exceeding|arbitrary|arbitrarily|cap|capped"
+    r"|bound|bounded|unbounded|infinite|infinitely)\b"
+    r"|\bat (most|least)\b|\bup to\b|\b(or|and) (later|newer|higher|above|greater)\b|\b(no|not) (more|less|fewer|larger|greater|longer) than\b"
+    r"|\b(more|less|fewer|larger|greater|longer|shorter|smaller) than\b|\bany number of\b|\bas many\b|\brange\b"
+    r"|\bbetween [-+]?\d[\d.,]* and [-+]?\d|\b(above|below|over|under|beyond|within)\s+[-+]?\d|\bfrom [-+]?\d[\d.,]* (\S+ )?to [-+]?\d|\batleast\b"
+    # a number "or more" / "or less" ("5 millimetres or more"); "one or more of the options" bounds nothing
+    r"|\d[\d.,]*\s*(\S+\s+){0,2}or (more|less|fewer|over|under|above|below)\b", re.I)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*[a-z]?", re.I)
+# a duration in words: "about a week", "a few days", "for months"
+_DURATION = re.compile(
+    r"\b(a|an|one|few|several|many|some|couple of)\s+(\w+\s+)?(second|minute|min|hour|day|week|month|year|decade)s?\b"
+    r"|\b(seconds|minutes|hours|days|weeks|months|years|decades)\b", re.I)
+_NUMBER_WORDS = re.compile(
+    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred"
+    r"|thousand|million|billion|once|twice|double|doubles|doubled|triple|half|quarter|dozen|percent|several)\b", re.I)
+
+KINDS = ("limit", "version", "cost")
+
+
+def asked_facts(question: str) -> tuple[str, ...]:
+    """The kinds of fact (KINDS) the question's wording asks for; () for any other question."""
+    q = " ".join((question or "").lower().split())
+    limit = bool(_BOUND_Q.search(q) or (_SUPERLATIVE_Q.search(q) and _QUANTITY_Q.search(q)))
+    return tuple(k for k, asked in (("limit", limit), ("version", bool(_VERSION_Q.search(q))),
+                                    ("cost", bool(_COST_Q.search(q)))) if asked)
+
+
+def _new_numbers(sentence: str, question: str) -> bool:
+    said = {m.group(0).lower() for m in _NUMBER.finditer(question)}
+    return any(m.group(0).lower() not in said for m in _NUMBER.finditer(sentence))
+
+
+def _new_number_words(sentence: str, question: str) -> bool:
+    said = {m.group(0).lower() for m in _NUMBER_WORDS.finditer(question)}
+    return any(m.group(0).lower() not in said for m in _NUMBER_WORDS.finditer(sentence))
+
+
+def states(kind: str, sentence: str, question: str) -> bool:
+    """Whether the sentence has the form of the fact of this kind (see the module docstring)."""
+    if kind == "limit":
+        return bool(_BOUND.search(sentence)) or _has_question_superlative(sentence, question)
+    if kind == "version":
+        return _new_numbers(sentence, question)
+    if kind == "cost":
+        return _new_numbers(sentence, question) or _new_number_words(sentence, question) \
+            or (bool(_DURATION.search(sentence)) and not _DURATION.search(question))
+    return True
+
+
+def _has_question_superlative(sentence: str, question: str) -> bool:
+    words = {m.group(0) for m in re.finditer(r"\b\w+est\b", question.lower())} & \
+        {m.group(0) for m in re.finditer(r"\b\w+est\b", sentence.lower())}
+    return bool(words - {"interest", "test", "latest", "request", "best", "rest", "suggest", "west", "honest"})
+
+
+def states_all(kinds: tuple[str, ...], sentence: str, question: str) -> bool:
+    """True when the sentence has the form of every kind of fact the question asks for."""
+    return all(states(k, sentence, question) for k in kinds)

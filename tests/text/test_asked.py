@@ -1,0 +1,55 @@
+"""The asked fact's form (text/asked.py): which questions ask for a limit, a version or a cost,
+and which sentences state one. The questions are the dev sets' wordings (eval/texlive, SQuAD-as-PDF);
+the sentences are the manuals' own (TeX Live's lineno, listings, microtype, polyglossia)."""
+from __future__ import annotations
+
+import pytest
+
+from provrag.text.asked import asked_facts, states, states_all
+
+
+@pytest.mark.parametrize("question,kinds", [
+    ("What is the largest modulo value lineno's \\modulolinenumbers accepts?", ("limit",)),
+    ("How many floating environments can newfloat define at most?", ("limit",)),
+    ("What is the maximum line length a listing may have in the listings package?", ("limit",)),
+    ("Which XeTeX version does mathspec require at least?", ("limit", "version")),
+    ("Which polyglossia version added support for Uyghur?", ("version",)),
+    ("Since which version does ghsystem provide its statements in Japanese?", ("version",)),
+    ("In which LaTeX release did the float package's [H] specifier become part of the kernel?", ("version",)),
+    ("How much faster does siunitx run when I turn number parsing off?", ("cost",)),
+    ("How long does pdfpages take to insert a 500-page PDF?", ("cost",)),
+    ("By how much does a \\cmidrule get trimmed by default when I write (r) in booktabs?", ("cost",)),
+    # a superlative that asks for a thing, not a bound; a setting named "limit"; "releases" the verb
+    ("What is the largest city the Rhine runs through?", ()),
+    ("What are the biggest game animals of Kenya called?", ()),
+    ("What is microtype's default stretch limit for font expansion?", ()),
+    ("What was the last version of R that supported 32-bit Windows?", ("version",)),
+    ("What sort of system releases the exhaust steam into the atmosphere?", ()),
+    ("What do organotin hydrides release?", ()),
+    ("How do I set the font of a listing with listings?", ()),
+])
+def test_what_a_question_asks_for(question, kinds):
+    assert asked_facts(question) == kinds
+
+
+def test_a_bound_is_stated_a_description_is_not():
+    q = "What is the largest modulo value lineno's \\modulolinenumbers accepts?"
+    assert states("limit", "The maximum modulo value is now 255.", q)
+    assert states("limit", "The package requires at least version 0.9995 of XeTeX.", q)
+    assert not states("limit", "The lines typeset by the listings package are wider since the default basewidth "
+                               "doesn't equal the width of a single typewriter type character.", q)
+    # "one or more" options, "the most important command": no bound on what was asked
+    assert not states("limit", "where options are one or more of fileext, listname, name, placement", q)
+    assert not states("limit", "The most important command in float is the \\newfloat command.", q)
+
+
+def test_a_version_or_a_cost_needs_a_number_the_question_does_not_say():
+    q = "Which Debian release first shipped R 4.0?"
+    assert not states("version", "R 4.0 brought a new raster graphics engine.", q)
+    assert states("version", "Debian 11 ships R 4.0.4.", q)
+    assert states_all(("version",), "Version 1.52 introduces support for Uyghur.",
+                      "Which polyglossia version added support for Uyghur?")
+    cost = "How long does pdfpages take to insert a 500-page PDF?"
+    assert not states("cost", "Inserting a 500-page PDF takes a while, since every page is read.", cost)
+    assert states("cost", "Each page takes about two seconds.", cost)
+    assert states_all((), "Anything at all.", "What is R?")
