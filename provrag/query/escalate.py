@@ -14,7 +14,11 @@ Before them, when a local or basic question names documents of the index ("How d
 text with microtype?" names microtype.pdf: query/named.py), the chosen route first reads only
 those documents (`named`), so a package's own manual answers before another that mentions it.
 When that attempt abstains, the routes above run over the whole index as they would have, and
-the retries they may take are not spent on it.
+the retries they may take are not spent on it — except for a question that asks for a limit, a
+version or a cost (text/asked.py: "What is the maximum line length a listing may have in the
+listings package?"): the fact of a named package stands in its own documents, so the wider
+routes read those documents only. Over all 606 TeX Live PDFs, the whole index held another
+manual's own maximum ("line_max … Maximum length of an output line", memoir's) for that question.
 
 A route starts after the chosen method's own (global and local go on to basic, then wide;
 basic to wide, then section). Each attempt runs in its own trace, recorded whole in the ask
@@ -32,6 +36,7 @@ from typing import Callable
 
 from provrag.config import Config
 from provrag.query.context import SearchResult
+from provrag.text.asked import asked_facts
 
 ROUTES = ("local", "basic", "wide", "section")   # "named", before them, reads the documents a question names
 WIDE = 3              # the wide route reads this many times the passages of the first
@@ -88,6 +93,9 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
         named = named_scope(reader.con, getattr(reader, "path", None), question)
         if named is not None:
             routes.insert(0, "named")
+    confined = named is not None and bool(asked_facts(question))
+    if confined:
+        routes.remove(chosen)   # the named attempt is the chosen route over the named documents
     attempts: list[dict] = []
     kept, kept_route, kept_stages = None, chosen, []
     for n, route in enumerate(routes):
@@ -112,6 +120,9 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
             use = replace(cfg, search=replace(s, context_units=len(restrict), reader_passages=len(restrict),
                                               reader_sentences=s.reader_sentences * 2))
             scope = {"around": best[0], "units": len(restrict)}
+        if confined and route in ("local", "basic", "wide"):
+            restrict = named.unit_ids
+            scope = {**scope, "documents": named.documents}
         found = run_route(chosen if route == "named" else route if route in ("global", "local") else "basic",
                           use, sub, restrict)
         if check is not None and not found.abstained:

@@ -45,3 +45,16 @@ def test_the_readme_s_near_miss_over_the_sample_corpus(sample_index):
     res = run_ask("Which SCADA version does the plant run?", sample_index, load_config(), save=False)
     assert res.abstained and res.citations == []
     assert any("through the SCADA system" in s.quote for s in res.sources)   # shown as a closest passage
+
+
+def test_a_named_package_s_limit_is_read_in_its_own_manual_only(four_manuals_index):
+    """Every attempt of a question asking for a named package's limit reads that package's manual:
+    another manual's own maximum is not this one's (over all TeX Live PDFs, memoir's "Maximum
+    length of an output line" answered the listings question once its manual had declined)."""
+    res = run_ask("What is the largest number of font sets microtype lets me declare?", four_manuals_index,
+                  load_config(), save=False)
+    attempts = [a for a in res.trace["attempts"] if "skipped" not in a]
+    assert res.abstained and [a["route"] for a in attempts][:2] == ["named", "basic"]
+    read = [a for a in attempts if a["route"] != "section"]
+    assert all(a["scope"]["documents"] == ["microtype.pdf"] for a in read), [a["scope"] for a in attempts]
+    assert {s.path.rsplit("/", 1)[-1] for s in res.sources} == {"microtype.pdf"}
