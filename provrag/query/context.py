@@ -146,8 +146,11 @@ def read_or_abstain(engine, question: str, method: str, units: list[dict], conte
             d["why"] = (f"no sentence of the {len(context)} passages states the answer (best probability "
                         f"{(ans.confidence or 0.0):.2f} < {float(cfg.search.answer_min_prob):g})" if context
                         else "no passage retrieved")
+            nowhere = (ans.details or {}).get("names_nowhere")
+            if context and nowhere:
+                d["why"] = f"it names {', '.join(nowhere)}, which no passage of the index holds"
             asked = (ans.details or {}).get("asked_fact")
-            if context and asked:
+            if context and asked and not nowhere:
                 d["why"] += (f"; it asks for {' and '.join(ASKED_WORDS.get(k, k) for k in asked['kinds'])}: "
                              f"{asked['candidates_stating_it']} of the {asked['candidates']} sentences read state one")
     order = [i for i in (ans.passage_order or range(len(context))) if 0 <= i < len(context)]

@@ -25,7 +25,8 @@ def test_a_near_miss_is_declined(four_manuals_index, question):
     res = run_ask(question, four_manuals_index, load_config(), save=False)
     assert res.abstained, res.answer
     assert all(a["abstained"] for a in res.trace["attempts"])   # the wider retries found none either
-    assert "it asks for a " in str(res.trace)                   # the trace says why (query/context.py)
+    why = str(res.trace)                                         # the trace says why (query/context.py)
+    assert "it names Klingon, which no passage" in why if "Klingon" in question else "it asks for a " in why
 
 
 @pytest.mark.parametrize("question,holds", [
@@ -58,3 +59,25 @@ def test_a_named_package_s_limit_is_read_in_its_own_manual_only(four_manuals_ind
     read = [a for a in attempts if a["route"] != "section"]
     assert all(a["scope"]["documents"] == ["microtype.pdf"] for a in read), [a["scope"] for a in attempts]
     assert {s.path.rsplit("/", 1)[-1] for s in res.sources} == {"microtype.pdf"}
+
+
+def test_a_question_naming_what_no_passage_holds_is_declined(sample_index, four_manuals_index):
+    """Nothing in the Halcyon documents speaks of Siemens, and no TeX manual here of RAL colours:
+    91cc553 answered "Approved by Dr. Imogen Vale (commissioning manager)." (0.54) and booktabs'
+    colortbl sentence (0.51)."""
+    res = run_ask("Who approved the Siemens firmware update?", sample_index, load_config(), save=False)
+    assert res.abstained and "it names Siemens, which no passage of the index holds" in str(res.trace)
+    res = run_ask("Which RAL colours does booktabs support?", four_manuals_index, load_config(), save=False)
+    assert res.abstained and "RAL" in str(res.trace)
+
+
+def test_a_name_the_index_cut_apart_still_counts_when_the_passages_spell_it():
+    """A name typed without its accents: the index holds "schrödinger", the question's
+    "Schrodinger" is the term "schroding", no term of the index; the retrieved passage spells it,
+    accents aside (SQuAD's sq-dev-0291, answered from force.pdf)."""
+    from provrag.engines.offline.answer.near_miss import names_nowhere
+
+    question = "What notion keeps its meaning through both Newtonian and Schrodinger physics equations?"
+    records = [{"text": "The notion of force keeps its meaning in quantum mechanics, where the Schrödinger equation …"}]
+    assert names_nowhere(question, ["schroding"], records) == []
+    assert names_nowhere(question, ["schroding"], [{"text": "Newtonian mechanics only."}]) == ["Schrodinger"]

@@ -1,22 +1,54 @@
-"""Near misses: which read candidates may answer a question that asks for one specific fact.
+"""Near misses: which read candidates may answer.
 
 The learned reader reads technical sentences low whether they answer or not, and the answer's
 fitted combination then rests on word overlap (bench/results/named-scope-passage-2026-11-27.md),
 so a sentence that shares every word of "What is the largest value … accepts?" and states no
-maximum reads as answering. For the three kinds of fact issue 26 names — a limit, a version, a
-cost (provrag/text/asked.py) — a candidate must have the fact's form and stand in a passage that
-names what the question is about; reading.py chooses among those only.
+maximum reads as answering. Two rules decide what reading.py may choose from:
+
+- a question that names something the index holds nowhere ("How do I sign my uploads with a
+  YubiKey?" over Debian's manuals) is answered by no sentence: none speaks of it;
+- for the three kinds of fact issue 26 names — a limit, a version, a cost (provrag/text/asked.py)
+  — a candidate must have the fact's form and stand in a passage that names what the question
+  is about.
 """
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from provrag.text.asked import asked_facts, states_all
 from provrag.text.words import terms_of
 
 
-def stating_asked_fact(question: str, cands: list[dict], records: list[dict], idf: dict[str, float] | None,
-                       unseen: list[str] | None = None) -> tuple[list[dict], tuple[str, ...]]:
+def may_answer(question: str, cands: list[dict], records: list[dict], idf: dict[str, float] | None,
+               unseen: list[str] | None = None) -> tuple[list[dict], tuple[str, ...], list[str]]:
+    """(the candidates that may answer, in their order; the kinds of fact asked for; the names
+    the question says that no passage holds)."""
+    missing = names_nowhere(question, unseen, records)
+    if missing:
+        return [], asked_facts(question), missing
+    eligible, kinds = stating_asked_fact(question, cands, records, idf)
+    return eligible, kinds, []
+
+
+def names_nowhere(question: str, unseen: list[str] | None, records: list[dict]) -> list[str]:
+    """The question's names (capitalised words after its first) whose term the index holds
+    nowhere and that no retrieved passage spells, accents aside. The second look is for a name
+    typed without its accents: the index holds "schrödinger", the question's "Schrodinger" is
+    the term "schroding", no term of the index, yet the passages retrieved for it name him."""
+    names = unseen_names(question, unseen)
+    if not names:
+        return []
+    text = _folded(" ".join(r.get("text") or "" for r in records))
+    return [n for n in names if not re.search(r"(?<!\w)" + re.escape(_folded(n)) + r"(?!\w)", text)]
+
+
+def _folded(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
+
+
+def stating_asked_fact(question: str, cands: list[dict], records: list[dict],
+                       idf: dict[str, float] | None) -> tuple[list[dict], tuple[str, ...]]:
     """The candidates (in their order) that may answer: for a question asking for a limit, a
     version or a cost (text/asked.py), only those with that fact's form, read in a passage that
     names what the question is most specifically about (its term the index holds most rarely).
@@ -27,11 +59,8 @@ def stating_asked_fact(question: str, cands: list[dict], records: list[dict], id
     kinds = asked_facts(question)
     if not kinds:
         return cands, kinds
-    # a name the index never holds ("Klingon" over TeX manuals, none about it): no passage
-    # states anything of it, let alone the asked fact. Another word the index lacks ("roughly",
-    # a British spelling) says nothing of the subject: the rarest the index holds is required.
-    if unseen_names(question, unseen):
-        return [], kinds
+    # a word the index lacks ("roughly", a British spelling) says nothing of the subject (a name
+    # it lacks is may_answer's): the rarest term the index holds is required
     held = {t: w for t, w in (idf or {}).items() if w and w > 0}
     rarest = max(held, key=lambda t: (held[t], t)) if held else None
     named: dict[int, bool] = {}

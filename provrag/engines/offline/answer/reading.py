@@ -18,8 +18,9 @@ Steps:
    the lexical scorer (scoring.rank_sentences), alternately;
 3. reading: each candidate's probability of stating the answer (`answer_probs`, with its
    paragraph as context);
-4. the answer: among the candidates that may answer (all of them, except for a question asking
-   for a limit, a version or a cost: near_miss.py keeps those with the fact's form), the
+4. the answer: among the candidates that may answer (near_miss.py: none when the question names
+   something no passage holds; for a question asking for a limit, a version or a cost, those
+   with the fact's form; all of them otherwise), the
    most probable sentence at or above `answer_min_prob` (ties by passage
    relevance), then — for a "how do I" question — the steps that follow it in its section, or
    further sentences the reader itself reads as answering (its own probability at or above the
@@ -35,7 +36,7 @@ import threading
 
 from provrag.config import Config
 from provrag.engines.offline.answer.focus import anchor_term, points_elsewhere, same_subject, section_steps, steps_after
-from provrag.engines.offline.answer.near_miss import stating_asked_fact
+from provrag.engines.offline.answer.near_miss import may_answer
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import normalised
 from provrag.text.questions import is_broad, is_procedural
@@ -210,14 +211,14 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
         c["prob"] = round(answer_probability(c["features"], weights), 4)
         c["score"] = c["prob"]
     cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
-    eligible, asked = stating_asked_fact(question, cands, context, idf, unseen)
+    eligible, asked, nowhere = may_answer(question, cands, context, idf, unseen)
     answering = further_answering([c for c in eligible if c["prob"] >= threshold], threshold)
     if answering:
         answering[1:1] = continuation(answering[0], cands, context, threshold, answering)
         answering += other_parts(question, cands, answering, r, paragraphs, threshold)
     picked = focus_read(question, answering, context, idf or {}, n)
     best = eligible[0]["prob"] if eligible else 0.0
-    if not picked and asks_what_is_said(question):
+    if not picked and not nowhere and asks_what_is_said(question):
         picked, best = said_about(cands, relevant, pscores, threshold, best)
         if info is not None and picked:
             info["answered_by"] = "passage head (the question asks what is said about a topic)"
@@ -226,6 +227,8 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
         info["threshold"] = threshold
         if asked:
             info["asked_fact"] = {"kinds": list(asked), "candidates_stating_it": len(eligible), "candidates": len(cands)}
+        if nowhere:
+            info["names_nowhere"] = nowhere
         info["confidence"] = round(best, 4)
         info["passage_order"] = relevant   # an abstention's closest passages: the most relevant by the head
         info["read_order"] = order         # the order its candidate sentences were taken in (rank_passages)
