@@ -28,7 +28,8 @@ def basic_search(reader, question: str, cfg: Config, engine, trace, context_unit
         for c in units:
             h0 = int(c["human_readable_id"])
             rec = {"kind": "source", "text": c["text"], "score": c["score"],
-                   "citation": f"[Data: Sources ({h0})]", "text_unit_id": c["text_unit_id"]}
+                   "citation": f"[Data: Sources ({h0})]", "text_unit_id": c["text_unit_id"],
+                   "document": c.get("document"), "path": c.get("path")}
             add_neighbours(rec, nxt.get(c["text_unit_id"]), prv.get(c["text_unit_id"]),
                             lambda h, h0=h0: f"[Data: Sources ({h0}, {h})]", lambda h, h0=h0: f"[Data: Sources ({h}, {h0})]")
             context.append(rec)

@@ -108,7 +108,7 @@ def local_search(reader, question: str, cfg: Config, engine, trace, entities: li
             rels_c = sorted(set(unit_rels.get(c["text_unit_id"], [])))
             rec = {"kind": "source", "text": c["text"], "score": c["score"],
                    "citation": _citation(ents_c, rels_c, [int(c["human_readable_id"])]),
-                   "text_unit_id": c["text_unit_id"]}
+                   "text_unit_id": c["text_unit_id"], "document": c.get("document"), "path": c.get("path")}
             add_neighbours(rec, nxt.get(c["text_unit_id"]), prv.get(c["text_unit_id"]),
                             lambda h: _citation(ents_c, rels_c, [int(c["human_readable_id"]), h]),
                             lambda h: _citation(ents_c, rels_c, [h, int(c["human_readable_id"])]))

@@ -71,7 +71,7 @@ def test_a_question_naming_what_no_passage_holds_is_declined(sample_index, four_
     assert res.abstained and "RAL" in str(res.trace)
 
 
-def test_a_name_the_index_cut_apart_still_counts_when_the_passages_spell_it():
+def test_a_name_counts_when_a_passage_or_its_document_spells_it():
     """A name typed without its accents: the index holds "schrödinger", the question's
     "Schrodinger" is the term "schroding", no term of the index; the retrieved passage spells it,
     accents aside (SQuAD's sq-dev-0291, answered from force.pdf)."""
@@ -81,3 +81,9 @@ def test_a_name_the_index_cut_apart_still_counts_when_the_passages_spell_it():
     records = [{"text": "The notion of force keeps its meaning in quantum mechanics, where the Schrödinger equation …"}]
     assert names_nowhere(question, ["schroding"], records) == []
     assert names_nowhere(question, ["schroding"], [{"text": "Newtonian mechanics only."}]) == ["Schrodinger"]
+    # a document's file name counts: Lincoln's 1863 message never says "Lincoln"
+    lincoln = "What did Lincoln say about emancipation?"
+    message = {"text": "Fellow-citizens of the Senate and House of Representatives: …", "document": "sotu-1863-lincoln",
+               "path": "/corpus/sotu-1863-lincoln.txt"}
+    assert names_nowhere(lincoln, ["lincoln"], [message]) == []
+    assert names_nowhere(lincoln, ["lincoln"], [dict(message, document="sotu-1863", path="sotu-1863.txt")]) == ["Lincoln"]

@@ -33,13 +33,17 @@ def may_answer(question: str, cands: list[dict], records: list[dict], idf: dict[
 
 def names_nowhere(question: str, unseen: list[str] | None, records: list[dict]) -> list[str]:
     """The question's names (capitalised words after its first) whose term the index holds
-    nowhere and that no retrieved passage spells, accents aside. The second look is for a name
+    nowhere and that no retrieved passage spells, accents aside, in its text or its document's
+    title or file name. The second look is for a name
     typed without its accents: the index holds "schrödinger", the question's "Schrodinger" is
     the term "schroding", no term of the index, yet the passages retrieved for it name him."""
     names = unseen_names(question, unseen)
     if not names:
         return []
-    text = _folded(" ".join(r.get("text") or "" for r in records))
+    # a passage's document title and file name count: "sotu-1863-lincoln.txt" never says "Lincoln"
+    text = _folded(" ".join(" ".join((r.get("text") or "", str(r.get("document") or ""),
+                                      str(r.get("path") or "").replace("\\", "/").rsplit("/", 1)[-1]))
+                            for r in records))
     return [n for n in names if not re.search(r"(?<!\w)" + re.escape(_folded(n)) + r"(?!\w)", text)]
 
 
