@@ -12,8 +12,8 @@ nobody tuned it, 88 % of the sentences holding an annotated answer have it, 26 %
 in their paragraphs do: bench/asked_rule.py):
 
   limit    "What is the largest …", "… at most?", "the maximum …": a sentence that states a
-           bound says one (maximum, at most, up to, limit, exceed, no more than, …, or the
-           question's own superlative); one that only describes the setting does not;
+           bound says one (maximum, at most, up to, limit, exceed, no more than, a superlative
+           …); one that only describes the setting does not;
   version  "Which version added …", "Since which release …": a version or release has a
            number, one the question does not already say;
   cost     "How much faster / longer / more memory …", "How long does … take", "By how much …":
@@ -29,14 +29,16 @@ from __future__ import annotations
 
 import re
 
+# the words of a limit, asked for or stated
+SUPERLATIVES = "largest|biggest|highest|greatest|maximum|maximal|max|longest|smallest|lowest|minimum|minimal|shortest|fewest"
+
 # what the question asks for (lower-cased question)
-_SUPERLATIVE_Q = re.compile(
-    r"\b(largest|biggest|highest|greatest|maximum|maximal|max|longest|smallest|lowest|minimum|minimal|shortest|fewest)\b")
+_SUPERLATIVE_Q = re.compile(rf"\b({SUPERLATIVES})\b")
 # a superlative asks for a limit when it bounds a quantity ("the largest value …", "the maximum
 # line length") or what something accepts ("the largest skip the package accepts"); "the largest
 # city the Rhine runs through" or "the biggest game animals" ask for a thing, not a limit
 _QUANTITY_Q = re.compile(
-    r"\b(largest|biggest|highest|greatest|maximum|maximal|max|longest|smallest|lowest|minimum|minimal|shortest|fewest)"
+    rf"\b({SUPERLATIVES})"
     r" (\S+ ){0,2}(number|numbers|value|values|size|length|amount|count|width|height|depth|weight|level|levels"
     r"|capacity|precision|speed|rate|duration|distance|limit)\b"
     r"|\b(allow|allows|allowed|accept|accepts|accepted|permit|permits|permitted|support|supports|supported|handle"
@@ -51,8 +53,7 @@ _COST_Q = re.compile(
 
 # what a sentence needs to state it
 _BOUND = re.compile(
-    r"\b(max|maximum|maximal|maximally|largest|biggest|highest|greatest|longest|smallest|lowest|minimum|minimal|shortest"
-    r"|fewest|limit|limits|limited|limitation|unlimited|exceed|exceeds|exceeded|exceeding|arbitrary|arbitrarily|cap|capped"
+    rf"\b({SUPERLATIVES}|maximally|limit|limits|limited|limitation|unlimited|exceed|exceeds|exceeded|exceeding|arbitrary|arbitrarily|cap|capped"
     r"|bound|bounded|unbounded|infinite|infinitely)\b"
     r"|\bat (most|least)\b|\bup to\b|\b(or|and) (later|newer|higher|above|greater)\b|\b(no|not) (more|less|fewer|larger|greater|longer) than\b"
     r"|\b(more|less|fewer|larger|greater|longer|shorter|smaller) than\b|\bany number of\b|\bas many\b|\brange\b"
@@ -79,32 +80,22 @@ def asked_facts(question: str) -> tuple[str, ...]:
                                     ("cost", bool(_COST_Q.search(q)))) if asked)
 
 
-def _new_numbers(sentence: str, question: str) -> bool:
-    said = {m.group(0).lower() for m in _NUMBER.finditer(question)}
-    return any(m.group(0).lower() not in said for m in _NUMBER.finditer(sentence))
-
-
-def _new_number_words(sentence: str, question: str) -> bool:
-    said = {m.group(0).lower() for m in _NUMBER_WORDS.finditer(question)}
-    return any(m.group(0).lower() not in said for m in _NUMBER_WORDS.finditer(sentence))
+def _says_new(pattern: re.Pattern, sentence: str, question: str) -> bool:
+    """Whether the sentence holds a match of pattern that the question does not already say."""
+    said = {m.group(0).lower() for m in pattern.finditer(question)}
+    return any(m.group(0).lower() not in said for m in pattern.finditer(sentence))
 
 
 def states(kind: str, sentence: str, question: str) -> bool:
     """Whether the sentence has the form of the fact of this kind (see the module docstring)."""
-    if kind == "limit":
-        return bool(_BOUND.search(sentence)) or _has_question_superlative(sentence, question)
+    if kind == "limit":   # a superlative the question asks with is among _BOUND's words
+        return bool(_BOUND.search(sentence))
     if kind == "version":
-        return _new_numbers(sentence, question)
+        return _says_new(_NUMBER, sentence, question)
     if kind == "cost":
-        return _new_numbers(sentence, question) or _new_number_words(sentence, question) \
+        return _says_new(_NUMBER, sentence, question) or _says_new(_NUMBER_WORDS, sentence, question) \
             or (bool(_DURATION.search(sentence)) and not _DURATION.search(question))
     return True
-
-
-def _has_question_superlative(sentence: str, question: str) -> bool:
-    words = {m.group(0) for m in re.finditer(r"\b\w+est\b", question.lower())} & \
-        {m.group(0) for m in re.finditer(r"\b\w+est\b", sentence.lower())}
-    return bool(words - {"interest", "test", "latest", "request", "best", "rest", "suggest", "west", "honest"})
 
 
 def states_all(kinds: tuple[str, ...], sentence: str, question: str) -> bool:
