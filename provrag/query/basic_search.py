@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from provrag.config import Config
 from provrag.query.context import SearchResult, add_neighbours, answer_or_abstain, candidate_view, selected_view
-from provrag.query.retrieve import antecedents, continuations, retrieve_units
+from provrag.query.retrieve import neighbours, retrieve_units
 
 
 def basic_search(reader, question: str, cfg: Config, engine, trace, context_units: int | None = None,
@@ -22,8 +22,7 @@ def basic_search(reader, question: str, cfg: Config, engine, trace, context_unit
         d["retrieval"] = {"channels": ret.channels, "ms": ret.timings_ms}
     with trace.stage("focus") as d:
         units = ret.candidates[:max(k, n_ctx)]
-        nxt = continuations(reader.con, [c["text_unit_id"] for c in units])
-        prv = antecedents(reader.con, [c["text_unit_id"] for c in units])
+        nxt, prv = neighbours(reader, [c["text_unit_id"] for c in units])
         context = []
         for c in units:
             h0 = int(c["human_readable_id"])

@@ -132,34 +132,63 @@ def _finite(x) -> float:
     return x if math.isfinite(x) else 0.0
 
 
-def _adjacent(con, ids: list[str], which: str) -> list[tuple]:
-    """(unit id, neighbour's human_readable_id, neighbour's char_start, the unit's own
-    char_end ("next") or char_start ("previous"), neighbour's text) for the unit before or
-    after each of `ids` in its document."""
-    fn, own = ("lead", "char_end") if which == "next" else ("lag", "char_start")
-    return con.execute(f"""
-        WITH o AS (SELECT id, {own} AS off,
-                          {fn}(id) OVER (PARTITION BY document_id ORDER BY char_start, human_readable_id) AS nb_id
-                   FROM text_units WHERE char_start IS NOT NULL AND document_id IN (
-                        SELECT document_id FROM text_units WHERE id IN (SELECT unnest(?::VARCHAR[]))))
-        SELECT o.id, n.human_readable_id, n.char_start, o.off, n.text
-        FROM o JOIN text_units n ON n.id = o.nb_id
-        WHERE o.id IN (SELECT unnest(?::VARCHAR[]))
-    """, [list(ids), list(ids)]).fetchall()
+def neighbours(reader, ids: list[str], chars: int = 600) -> tuple[dict[str, dict], dict[str, dict]]:
+    """(continuations, antecedents) of the units (see both). Each unit's next and previous unit in
+    its document are found by one window over their documents: that window is most of the cost (a
+    900-page manual's thousands of units), and a lookup for each side made it twice. A reader that
+    keeps unit rows (store/units.KeptUnits: an ask's, a server's) keeps these too, so ask's wider
+    retries and a server's next questions look up only units not seen before; and where it kept
+    the units' rows, their documents are known without a scan of text_units.
+    Only provrag indexes (char offsets known); ({}, {}) for GraphRAG folders."""
+    ids = list(dict.fromkeys(i for i in ids if i))
+    kept = getattr(reader, "kept_units", None)
+    found = kept.neighbours_of(ids, chars) if kept is not None and ids else {}
+    todo = [i for i in ids if i not in found]
+    if todo:
+        fresh = _look_up_neighbours(reader, todo, chars, kept)
+        if kept is not None:
+            kept.keep_neighbours(fresh, chars)
+        found.update(fresh)
+    nxt = {i: found[i][0] for i in ids if found.get(i, (None,))[0] is not None}
+    prv = {i: found[i][1] for i in ids if i in found and found[i][1] is not None}
+    return nxt, prv
 
 
-def continuations(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
-    """For each unit, the text that follows it in its document (the next unit's head, minus any
-    overlap): a unit closed at a page break can end mid-sentence, and an answer must not.
-    Only provrag indexes (char offsets known); {} for GraphRAG folders."""
-    if not ids:
-        return {}
-    out = {}
-    for uid, hrid, nstart, end, text in _adjacent(con, ids, "next"):
-        text = next_head(end, nstart, text, chars)
-        if text is not None:
-            out[uid] = {"human_readable_id": hrid, "text": text}
+def _look_up_neighbours(reader, ids: list[str], chars: int, kept) -> dict[str, tuple]:
+    """{unit id: (continuation or None, antecedent or None)} for each of `ids`, from the index."""
+    rows_kept = kept.get(ids) if kept is not None else {}
+    if len(rows_kept) == len(ids):   # their documents known: no scan of text_units to find them
+        docs = "SELECT unnest(?::VARCHAR[])"
+        first = sorted({r.document_id for r in rows_kept.values() if r.document_id is not None})
+    else:
+        docs = "SELECT document_id FROM text_units WHERE id IN (SELECT unnest(?::VARCHAR[]))"
+        first = ids
+    rows = reader.con.execute(f"""
+        WITH o AS (SELECT id, char_start, char_end, lead(id) OVER w AS next_id, lag(id) OVER w AS previous_id
+                   FROM text_units WHERE char_start IS NOT NULL AND document_id IN ({docs})
+                   WINDOW w AS (PARTITION BY document_id ORDER BY char_start, human_readable_id))
+        SELECT id, char_start, char_end, next_id, previous_id FROM o WHERE id IN (SELECT unnest(?::VARCHAR[]))
+    """, [first, ids]).fetchall()
+    # the neighbours' text in a second query, by id: a join in the first decoded the text of
+    # every unit of those documents
+    want = sorted({x for r in rows for x in r[3:] if x is not None})
+    text_of = {r[0]: r[1:] for r in reader.con.execute(
+        "SELECT id, human_readable_id, char_start, text FROM text_units WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+        [want]).fetchall()} if want else {}
+    out: dict[str, tuple] = {i: (None, None) for i in ids}
+    for uid, start, end, next_id, previous_id in rows:
+        n, p = text_of.get(next_id), text_of.get(previous_id)
+        text = next_head(end, n[1], n[2], chars) if n is not None else None
+        head = previous_tail(start, p[1], p[2], chars) if p is not None else None
+        out[uid] = ({"human_readable_id": n[0], "text": text} if text is not None else None,
+                    {"human_readable_id": p[0], "text": head} if head is not None else None)
     return out
+
+
+def continuations(reader, ids: list[str], chars: int = 600) -> dict[str, dict]:
+    """For each unit, the text that follows it in its document (the next unit's head, minus any
+    overlap): a unit closed at a page break can end mid-sentence, and an answer must not."""
+    return neighbours(reader, ids, chars)[0]
 
 
 def next_head(end, nstart, text: str | None, chars: int = 600) -> str | None:
@@ -183,19 +212,11 @@ def previous_tail(start, pstart, text: str | None, chars: int = 600) -> str | No
     return head if head.strip() else None
 
 
-def antecedents(con, ids: list[str], chars: int = 600) -> dict[str, dict]:
+def antecedents(reader, ids: list[str], chars: int = 600) -> dict[str, dict]:
     """For each unit, the text that precedes it in its document (the previous unit's text up
     to where this unit starts, at most `chars` of it): a unit opened inside a sentence (the
-    chunker cuts by tokens) starts with a fragment that only the previous unit completes.
-    Only provrag indexes (char offsets known); {} for GraphRAG folders."""
-    if not ids:
-        return {}
-    out = {}
-    for uid, hrid, pstart, start, text in _adjacent(con, ids, "previous"):
-        head = previous_tail(start, pstart, text, chars)
-        if head is not None:
-            out[uid] = {"human_readable_id": hrid, "text": head}
-    return out
+    chunker cuts by tokens) starts with a fragment that only the previous unit completes."""
+    return neighbours(reader, ids, chars)[1]
 
 
 # a one-letter name ("R", "C", "X"): the term table drops one-letter words, so BM25 cannot see it

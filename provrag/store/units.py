@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 INLINE_MAX = 5000   # longer id lists are registered as an Arrow table instead of inlined in the SQL
-KEPT_UNITS = 8192   # unit rows a server keeps per index version (~2 KB of text each: ~16 MB)
+KEPT_UNITS = 8192   # unit rows a server keeps per index version (~2 KB of text each: ~16 MB), and as many units' neighbours (≤ 1.2 KB each)
 
 
 @dataclass
@@ -89,6 +89,8 @@ class KeptUnits:
         self.limit = limit
         self.lock = threading.Lock()
         self.rows: OrderedDict[str, UnitRow] = OrderedDict()
+        # each unit's (continuation, antecedent) as query/retrieve.neighbours gives them, by (id, chars)
+        self.adjacent: OrderedDict[tuple[str, int], tuple] = OrderedDict()
 
     def get(self, ids: list[str]) -> dict[str, UnitRow]:
         with self.lock:
@@ -102,6 +104,20 @@ class KeptUnits:
             self.rows.update(rows)
             while len(self.rows) > self.limit:
                 self.rows.popitem(last=False)
+
+    def neighbours_of(self, ids: list[str], chars: int) -> dict[str, tuple]:
+        """The kept (continuation, antecedent) of each of `ids` that has them."""
+        with self.lock:
+            found = {i: self.adjacent[(i, chars)] for i in ids if (i, chars) in self.adjacent}
+            for i in found:
+                self.adjacent.move_to_end((i, chars))
+        return found
+
+    def keep_neighbours(self, found: dict[str, tuple], chars: int) -> None:
+        with self.lock:
+            self.adjacent.update(((i, chars), v) for i, v in found.items())
+            while len(self.adjacent) > self.limit:
+                self.adjacent.popitem(last=False)
 
 
 def fetch_units(reader, unit_ids, positions: str = "text_units", rows: str | None = None) -> dict[str, UnitRow]:

@@ -162,10 +162,27 @@ def term_stem(word: str) -> str:
     return stem(word)
 
 
+# texts up to this long have their terms kept (a sentence, a paragraph: ask reads the same ones
+# in each attempt and a server in many questions); a unit's whole text at index time is not kept
+_KEPT_TEXT = 1_000
+
+
 def terms_of(text: str) -> list[str]:
     """The BM25 terms of a text, in order: lowercased words and numbers, stemmed, no stop words."""
+    text = text or ""
+    return list(_kept_terms(text)) if len(text) <= _KEPT_TEXT else _terms(text)
+
+
+@lru_cache(maxsize=8_192)
+def _kept_terms(text: str) -> tuple[str, ...]:
+    """terms_of of a short text, once per process. Bounded: 8,192 texts of at most 1,000
+    characters, ~20 MB at worst (the terms are term_stem's own strings, shared)."""
+    return tuple(_terms(text))
+
+
+def _terms(text: str) -> list[str]:
     out = []
-    low = (text or "").lower()
+    low = text.lower()
     for m in WORD.finditer(low):
         w = m.group(0)
         if w in STOP_WORDS or (len(w) == 1 and not w.isdigit()):

@@ -75,3 +75,30 @@ def test_the_names_are_weighed_once_per_index_content(four_manuals_index, monkey
         again = named_scope(reader.con, reader.path, "How do I break long lines in a listing with listings?")
     assert weighed >= 4 and len(calls) == weighed      # two names per document, then none
     assert first.documents == again.documents == ["listings.pdf"] and first.unit_ids == again.unit_ids
+
+
+def test_only_names_sharing_a_word_are_weighed_and_the_scope_is_the_same(four_manuals_index):
+    """named_scope weighs only the names holding a word of the question (a server over 5,544
+    documents weighed every name at every question). Every other name's share is 0, so the named
+    documents are those the share of every name picks: checked against all names weighed."""
+    from provrag.query import named
+    from provrag.query.themes import all_documents, name_words
+    from provrag.store import terms as lexical
+
+    questions = ["How do I number the lines of a listing with listings?",
+                 "Which languages does polyglossia support?", "How do I letterspace text with microtype?",
+                 "How thick is the rule under a table with booktabs?", "What is a package?",
+                 "How do I typeset a listing in the microtype manual?"]
+    with reading(four_manuals_index, None) as reader:
+        documents = [d for d in all_documents(reader.con) if d["status"] == "ok"]
+        stats = lexical.ensure_terms(reader.con, reader.path)
+        for q in questions:
+            got = named_scope(reader.con, reader.path, q)
+            names, idf, _ = named._weigh(reader.con, stats, documents, ("reference", q))
+            asked = name_words(q)
+            shares = [max((named.share(n, asked, idf) for n in pair), default=0.0) for pair in names]
+            top = max(shares)
+            want = [d for d, s in zip(documents, shares) if s > named.MIN_SHARE and s == top]
+            want = None if not want or len(want) == len(documents) else sorted(
+                d["path"].rsplit("/", 1)[-1] for d in want)
+            assert (got and sorted(got.documents)) == (want or None), q

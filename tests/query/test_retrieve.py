@@ -198,7 +198,7 @@ def test_antecedents_give_the_text_before_each_unit(reader):
         docs.setdefault(doc, []).append((uid, start, text))
     firsts = [units[0][0] for units in docs.values()]
     seconds = [units[1] for units in docs.values() if len(units) > 1]
-    got = antecedents(reader.con, firsts + [u[0] for u in seconds])
+    got = antecedents(reader, firsts + [u[0] for u in seconds])
     assert not any(f in got for f in firsts)
     for doc_units in docs.values():
         if len(doc_units) < 2:
@@ -207,3 +207,53 @@ def test_antecedents_give_the_text_before_each_unit(reader):
         head = got[uid]["text"]
         before = p_text[:start - p_start] if start - p_start <= len(p_text) else p_text + "\n"
         assert before.endswith(head) and head.strip()
+
+
+class _Counted:
+    """A connection that records the queries run through it (DuckDB's own cannot be patched)."""
+
+    def __init__(self, con):
+        self.con, self.queries = con, []
+
+    def execute(self, sql, *args):
+        self.queries.append(" ".join(sql.split()))
+        return self.con.execute(sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self.con, name)
+
+
+FIND_DOCUMENTS = "SELECT document_id FROM text_units WHERE id IN"
+
+
+def test_neighbours_kept_by_the_reader_are_the_same_and_not_looked_up_again(index):
+    """An ask's wider retries and a server's next questions meet the same units: a reader that
+    keeps unit rows (KeptUnits) keeps their neighbours too. What it keeps is what a fresh lookup
+    gives; a unit asked again costs no query; and where the units' rows are kept, their documents
+    come from the rows instead of a scan of text_units, with the same neighbours."""
+    from provrag.query.retrieve import antecedents, continuations, fetch_ranked, neighbours
+    from provrag.store.reader import open_index
+    from provrag.store.units import KeptUnits
+
+    with open_index(index) as plain, open_index(index) as rows_kept, open_index(index) as nothing_kept:
+        ids = [r[0] for r in plain.con.execute(
+            "SELECT id FROM text_units ORDER BY document_id, char_start LIMIT 12").fetchall()]
+        fresh = (continuations(plain, ids), antecedents(plain, ids))
+        assert len(fresh[0]) >= 6 and len(fresh[1]) >= 6
+
+        nothing_kept.kept_units = KeptUnits()
+        nothing_kept.con = scanned = _Counted(nothing_kept.con)
+        assert neighbours(nothing_kept, ids) == fresh
+        assert any(FIND_DOCUMENTS in q for q in scanned.queries)    # the documents found by a scan
+
+        rows_kept.kept_units = KeptUnits()
+        fetch_ranked(rows_kept, ids)
+        rows_kept.con = counted = _Counted(rows_kept.con)
+        assert neighbours(rows_kept, ids) == fresh
+        assert counted.queries and not any(FIND_DOCUMENTS in q for q in counted.queries)
+        first = list(counted.queries)
+        assert neighbours(rows_kept, ids[::-1]) == fresh            # all kept: the same, and no query
+        part = neighbours(rows_kept, ids[:3])
+        assert part == ({i: fresh[0][i] for i in ids[:3] if i in fresh[0]},
+                        {i: fresh[1][i] for i in ids[:3] if i in fresh[1]})
+        assert counted.queries == first

@@ -154,6 +154,29 @@ def test_global_on_graphrag_v3_fixture_cites_reports_that_resolve(cfg, dulce_v3)
     assert "/provrag/traces/" in out.trace_file
 
 
+def test_local_search_reads_the_relationships_of_the_entities_it_matched(cfg, dulce_v3):
+    """Local search's graph context on a real GraphRAG index: the relationships touching the
+    matched entities, those between two of them first, then by weight (up to ten), as the
+    relationships table has them."""
+    import duckdb
+
+    from provrag.pipelines.ask import run_ask
+
+    out = run_ask("What does Alex Mercer think of Taylor Cruz?", dulce_v3, cfg, method="local", check=False)
+    st = {s["name"]: s for s in out.trace["stages"]}["exploration"]["data"]
+    titles = [e["title"] for e in st["entities"]]
+    assert {"ALEX MERCER", "TAYLOR CRUZ"} <= set(titles)
+    table = next(p for p in (dulce_v3 / "relationships.parquet", dulce_v3 / "create_final_relationships.parquet")
+                 if p.is_file())
+    rows = duckdb.connect().execute(f"SELECT human_readable_id, source, target, weight FROM read_parquet('{table}')"
+                                    ).fetchall()
+    touching = [r for r in rows if r[1] in titles or r[2] in titles]
+    want = sorted(touching, key=lambda r: (not (r[1] in titles and r[2] in titles), -(r[3] or 0.0), r[0]))[:10]
+    assert len(touching) > 10   # the limit and the order both matter here
+    assert [(r["id"], r["source"], r["target"]) for r in st["relationships"]] == [(r[0], r[1], r[2]) for r in want]
+    assert st["relationships"][0]["source"] in titles and st["relationships"][0]["target"] in titles
+
+
 def test_a_trace_is_versioned_once_and_written_not_read():
     """The version and id are set when the trace is created; the pipeline writes fields, and
     has no way to read one back (results travel as return values)."""
@@ -364,7 +387,7 @@ def test_sentence_cut_by_a_page_break_is_completed_from_the_next_unit(index):
                 SELECT max(page_end) FROM text_units t2 WHERE t2.document_id = text_units.document_id)
             ORDER BY human_readable_id LIMIT 5""").fetchall()
         assert rows, "the SQuAD PDFs have paragraphs running across pages"
-        nxt = continuations(r.con, [x[0] for x in rows])
+        nxt = continuations(r, [x[0] for x in rows])
     uid, hrid, text = rows[0]
     cont = nxt[uid]
     rec = {"text": text, "citation": f"[Data: Sources ({hrid})]", "continuation": cont["text"],
@@ -391,7 +414,7 @@ def test_sentence_cut_by_a_unit_start_is_completed_from_the_previous_unit(index)
             SELECT id, human_readable_id, text FROM text_units
             WHERE regexp_matches(text, '^(Page [0-9]+\n)?[a-z]') ORDER BY human_readable_id LIMIT 5""").fetchall()
         assert rows, "units opened at a page break begin mid-sentence"
-        prv = antecedents(r.con, [x[0] for x in rows])
+        prv = antecedents(r, [x[0] for x in rows])
     for uid, hrid, text in rows:
         p = prv[uid]
         rec = {"text": text, "citation": f"[Data: Sources ({hrid})]", "previous": p["text"],
