@@ -6,8 +6,8 @@ usage: python bench/query_lookups.py INDEX [INDEX …] [--base-ref b9ce90c] [--r
 
 For each index and each of eval/dev/squad's first questions (the server bench's questions) and
 eval/texlive's, one child process per tree (the other commit checked out as a detached worktree
-under --work, its code first on sys.path, this venv's libraries) times, warm (the median of
---reps calls after a first one):
+under --work, question_speed.base_tree, its code first on sys.path, this venv's libraries) times,
+warm (the median of --reps calls after a first one):
 - entities: local search's match of entity titles in the question (query/local_search.match_entities);
 - relationships: the relationships of the entities matched (local search's graph context:
   local_search.entity_relationships here, the same query inline before it);
@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
 QUESTIONS = 12
 
 CHILD = r'''
@@ -84,7 +85,6 @@ for q in questions:
     nb, ms_b = timed(lambda: neighbours(reader, ids))
     reader.kept_units = KeptUnits()
     retrieve.fetch_ranked(reader, ids)
-    neighbours(reader, ids)
     nb2, ms_k = timed(lambda: neighbours(reader, ids))
     reader.kept_units = None
     rows.append({"q": q, "ms": {"entities": ms_e, "relationships": ms_r, "named": ms_n, "neighbours": ms_b,
@@ -101,15 +101,6 @@ def child(tree: str, index: Path, reps: int, questions: list[str]) -> list:
     return json.loads(out.stdout)
 
 
-def worktree(ref: str, work: Path) -> Path:
-    where = work / f"base-{ref}"
-    if not where.exists():
-        work.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "worktree", "add", "--detach", str(where), ref], cwd=ROOT, check=True,
-                       capture_output=True)
-    return where
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("indexes", nargs="+", type=Path)
@@ -120,7 +111,9 @@ def main() -> int:
     load = lambda p: [json.loads(x)["question"] for x in p.read_text().splitlines() if x.strip()][:QUESTIONS]
     questions = load(ROOT.parent / "shared" / "eval" / "dev" / "squad" / "questions.jsonl") \
         + load(ROOT / "eval" / "texlive" / "questions.jsonl")
-    base = worktree(a.base_ref, a.work)
+    from question_speed import base_tree   # the same detached worktree of the commit before
+
+    base = base_tree(a.base_ref, a.work)
     same = True
     for index in a.indexes:
         old = child(str(base), index, a.reps, questions)

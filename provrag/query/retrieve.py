@@ -149,8 +149,8 @@ def neighbours(reader, ids: list[str], chars: int = 600) -> tuple[dict[str, dict
         if kept is not None:
             kept.keep_neighbours(fresh, chars)
         found.update(fresh)
-    nxt = {i: found[i][0] for i in ids if found.get(i, (None,))[0] is not None}
-    prv = {i: found[i][1] for i in ids if i in found and found[i][1] is not None}
+    nxt = {i: found[i][0] for i in ids if found[i][0] is not None}
+    prv = {i: found[i][1] for i in ids if found[i][1] is not None}
     return nxt, prv
 
 
