@@ -106,20 +106,22 @@ def _gate(r: dict) -> float:
     return f(0.5, 0.5, 0.0, 0.0, 0.0, 0.0, gate_of(r))["gate"]
 
 
-def fit(rows: list[dict], C: float = 1.0, step1: dict | None = None) -> dict:
+def fit(rows: list[dict], C: float = 1.0, step1: dict | None = None, names: tuple = FEATURES) -> dict:
     """Step 1: the candidates' linear score (label: holds the gold answer on a gold page); given
-    (`step1`: bias and FEATURES' weights), only step 2 is refitted.
+    (`step1`: bias and FEATURES' weights), only step 2 is refitted. `names`: the features fitted
+    (the others weigh 0).
     Step 2: the best candidate's score calibrated into P(the question is answerable)."""
     from sklearn.linear_model import LogisticRegression
 
     if step1 is None:
-        X = np.array([[c["feat"][k] for k in FEATURES] for r in rows for c in r["candidates"]])
+        X = np.array([[c["feat"].get(k, 0.0) for k in names] for r in rows for c in r["candidates"]])
         y = np.array([c["label"] for r in rows for c in r["candidates"]])
         m = LogisticRegression(C=C, max_iter=2000).fit(X, y)
-        w = {"bias": float(m.intercept_[0]), **{k: float(v) for k, v in zip(FEATURES, m.coef_[0])}}
+        fitted = dict(zip(names, m.coef_[0]))
+        w = {"bias": float(m.intercept_[0]), **{k: float(fitted.get(k, 0.0)) for k in FEATURES}}
     else:
-        w = {k: float(step1[k]) for k in ("bias",) + FEATURES}
-    best = np.array([[max((w["bias"] + sum(w[k] * c["feat"][k] for k in FEATURES) for c in r["candidates"]),
+        w = {k: float(step1.get(k, 0.0)) for k in ("bias",) + FEATURES}
+    best = np.array([[max((w["bias"] + sum(w[k] * c["feat"].get(k, 0.0) for k in FEATURES) for c in r["candidates"]),
                           default=-10.0), _gate(r)] for r in rows])
     cal = LogisticRegression(C=C, max_iter=2000).fit(best, np.array([int(r["answerable"]) for r in rows]))
     w.update(offset=float(cal.intercept_[0]), scale=float(cal.coef_[0][0]), gate=float(cal.coef_[0][1]))
@@ -143,7 +145,10 @@ def main() -> None:
     ap.add_argument("--calibrate-only", action="store_true",
                     help="keep today's step 1 (which sentence leads); refit only its calibration (when to abstain)")
     ap.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of both regressions")
+    ap.add_argument("--without", nargs="*", default=[], choices=FEATURES, metavar="FEATURE",
+                    help=f"features the refit leaves out (weight 0), to measure what one earns: {', '.join(FEATURES)}")
     a = ap.parse_args()
+    names = tuple(k for k in FEATURES if k not in a.without)
     rows = load(a.dumps)
     own = {"bias": 0.0, "answer": 1.0, "passage": 0.0, "lexical": 0.0, "coverage": 0.0, "meaning": 0.0, "gate": 0.0,
            "offset": 0.0, "scale": 1.0}
@@ -153,12 +158,12 @@ def main() -> None:
     qs = questions(rows)
     fold = np.random.default_rng(1729).integers(0, a.folds, len(qs))
     for k in range(a.folds):
-        w = fit([r for q, f in zip(qs, fold) if f != k for r in q], a.C, step1)
+        w = fit([r for q, f in zip(qs, fold) if f != k for r in q], a.C, step1, names)
         for q, f in zip(qs, fold):
             if f == k:
                 for r in q:
                     r["weights"] = w
-    w = fit(rows, a.C, step1)
+    w = fit(rows, a.C, step1, names)
     sets = sorted({r.get("set") for r in rows}, key=str)
     print(f"fitted on {', '.join(map(str, sets))}: {len(qs)} questions, {len(rows)} readings; threshold {a.threshold}")
     for s in sets:
