@@ -71,6 +71,39 @@ def test_a_question_naming_what_no_passage_holds_is_declined(sample_index, four_
     assert res.abstained and "RAL" in str(res.trace)
 
 
+def test_a_question_naming_what_no_passage_holds_reads_no_sentence(sample_index, monkeypatch):
+    """No sentence can state the answer to a question about something no passage holds, so none
+    is read: the reader's passage head still orders the closest passages, its answer head and
+    MiniLM's meaning pass do not run (each attempt of an off-topic question over the 606 TeX Live
+    PDFs took ~0.5 s of them: bench/results/). The abstention, its closest passages and its
+    reason are those of a reading that reads every candidate."""
+    from provrag.engines.offline.answer import selection
+    from provrag.learned import reader
+
+    calls = {"answer": 0, "passage": 0, "meaning": 0}
+    Reader = type(reader.get())
+    answer_probs, passage_scores, meaning = Reader.answer_probs, Reader.passage_scores, selection.minilm_meaning
+
+    def counted(name, f):
+        def wrapped(*a, **k):
+            calls[name] += 1
+            return f(*a, **k)
+        return wrapped
+
+    monkeypatch.setattr(Reader, "answer_probs", counted("answer", answer_probs))
+    monkeypatch.setattr(Reader, "passage_scores", counted("passage", passage_scores))
+    monkeypatch.setattr(selection, "minilm_meaning", counted("meaning", meaning))
+    question = "Who approved the Siemens firmware update?"
+    res = run_ask(question, sample_index, load_config(), save=False)
+    assert res.abstained and "it names Siemens, which no passage of the index holds" in str(res.trace)
+    assert calls["passage"] >= 1 and calls["answer"] == calls["meaning"] == 0, calls
+    assert res.sources and res.citations == []        # the closest passages, by the passage head
+    # the same question with a name the index holds is read (the rule does not skip reading)
+    calls.update(answer=0, meaning=0)
+    run_ask("Who approved the firmware update?", sample_index, load_config(), save=False)
+    assert calls["answer"] >= 1 and calls["meaning"] >= 1, calls
+
+
 def test_a_name_counts_when_a_passage_or_its_document_spells_it():
     """A name typed without its accents: the index holds "schrödinger", the question's
     "Schrodinger" is the term "schroding", no term of the index; the retrieved passage spells it,

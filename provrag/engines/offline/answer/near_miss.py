@@ -3,7 +3,8 @@
 The learned reader reads technical sentences low whether they answer or not, and the answer's
 fitted combination then rests on word overlap (bench/results/named-scope-passage-2026-11-27.md),
 so a sentence that shares every word of "What is the largest value … accepts?" and states no
-maximum reads as answering. Two rules decide what reading.py may choose from:
+maximum reads as answering. Two rules decide what reading.py may choose from (names_nowhere
+before any sentence is read, stating_asked_fact after):
 
 - a question that names something the index holds nowhere ("How do I sign my uploads with a
   YubiKey?" over Debian's manuals) is answered by no sentence: none speaks of it;
@@ -18,17 +19,6 @@ import unicodedata
 
 from provrag.text.asked import asked_facts, states_all
 from provrag.text.words import terms_of
-
-
-def may_answer(question: str, cands: list[dict], records: list[dict], idf: dict[str, float] | None,
-               unseen: list[str] | None = None) -> tuple[list[dict], tuple[str, ...], list[str]]:
-    """(the candidates that may answer, in their order; the kinds of fact asked for; the names
-    the question says that no passage holds)."""
-    missing = names_nowhere(question, unseen, records)
-    if missing:
-        return [], asked_facts(question), missing
-    eligible, kinds = stating_asked_fact(question, cands, records, idf)
-    return eligible, kinds, []
 
 
 def names_nowhere(question: str, unseen: list[str] | None, records: list[dict]) -> list[str]:
@@ -64,7 +54,7 @@ def stating_asked_fact(question: str, cands: list[dict], records: list[dict],
     if not kinds:
         return cands, kinds
     # a word the index lacks ("roughly", a British spelling) says nothing of the subject (a name
-    # it lacks is may_answer's): the rarest term the index holds is required
+    # it lacks is names_nowhere's): the rarest term the index holds is required
     held = {t: w for t, w in (idf or {}).items() if w and w > 0}
     rarest = max(held, key=lambda t: (held[t], t)) if held else None
     named: dict[int, bool] = {}

@@ -17,10 +17,10 @@ Steps:
    (a short question such as "What is R?" shares no word a scorer can weigh) and the best by
    the lexical scorer (scoring.rank_sentences), alternately;
 3. reading: each candidate's probability of stating the answer (`answer_probs`, with its
-   paragraph as context);
-4. the answer: among the candidates that may answer (near_miss.py: none when the question names
-   something no passage holds; for a question asking for a limit, a version or a cost, those
-   with the fact's form; all of them otherwise), the
+   paragraph as context) — none is read when the question names something no passage holds
+   (near_miss.names_nowhere): no sentence can state its answer;
+4. the answer: among the candidates that may answer (near_miss.py: for a question asking for a
+   limit, a version or a cost, those with the fact's form; all of them otherwise), the
    most probable sentence at or above `answer_min_prob` (ties by passage
    relevance), then — for a "how do I" question — the steps that follow it in its section, or
    further sentences the reader itself reads as answering (its own probability at or above the
@@ -36,7 +36,7 @@ import threading
 
 from provrag.config import Config
 from provrag.engines.offline.answer.focus import anchor_term, points_elsewhere, same_subject, section_steps, steps_after
-from provrag.engines.offline.answer.near_miss import may_answer
+from provrag.engines.offline.answer.near_miss import names_nowhere, stating_asked_fact
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import normalised
 from provrag.text.questions import is_broad, is_procedural
@@ -194,6 +194,14 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
     n = int(scfg.answer_sentences)
     order, pscores = rank_passages(r, question, context, int(scfg.reader_passages))
     relevant = by_relevance(order, pscores)
+    nowhere = names_nowhere(question, unseen, context)
+    if nowhere:   # no sentence can state its answer, so none is read; the passage head orders
+        # the closest passages (bench/results/names-nowhere-2026-11-28.md)
+        if info is not None:
+            info.update(reader="learned", threshold=threshold, names_nowhere=nowhere, confidence=0.0, read=[],
+                        not_read=f"it names {', '.join(nowhere)}, which no passage holds")
+            _passages_read(info, relevant, order, pscores)
+        return [], 0.0
     rank_of = {ri: k for k, ri in enumerate(order)}
     ranked = rank_sentences(question, context, idf, qterms=qterms)
     cands = candidates(ranked, order, int(scfg.reader_sentences))
@@ -211,14 +219,14 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
         c["prob"] = round(answer_probability(c["features"], weights), 4)
         c["score"] = c["prob"]
     cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
-    eligible, asked, nowhere = may_answer(question, cands, context, idf, unseen)
+    eligible, asked = stating_asked_fact(question, cands, context, idf)
     answering = further_answering([c for c in eligible if c["prob"] >= threshold], threshold)
     if answering:
         answering[1:1] = continuation(answering[0], cands, context, threshold, answering)
         answering += other_parts(question, cands, answering, r, paragraphs, threshold)
     picked = focus_read(question, answering, context, idf or {}, n)
     best = eligible[0]["prob"] if eligible else 0.0
-    if not picked and not nowhere and asks_what_is_said(question):
+    if not picked and asks_what_is_said(question):
         picked, best = said_about(cands, relevant, pscores, threshold, best)
         if info is not None and picked:
             info["answered_by"] = "passage head (the question asks what is said about a topic)"
@@ -227,17 +235,19 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
         info["threshold"] = threshold
         if asked:
             info["asked_fact"] = {"kinds": list(asked), "candidates_stating_it": len(eligible), "candidates": len(cands)}
-        if nowhere:
-            info["names_nowhere"] = nowhere
         info["confidence"] = round(best, 4)
-        info["passage_order"] = relevant   # an abstention's closest passages: the most relevant by the head
-        info["read_order"] = order         # the order its candidate sentences were taken in (rank_passages)
-        if pscores is not None:
-            info["passages"] = [{"record": ri, "prob": round(pscores[ri], 4)} for ri in relevant if pscores[ri] is not None]
+        _passages_read(info, relevant, order, pscores)
         info["read"] = [{"record": c["record"], "prob": c["prob"], "reader_prob": c["reader_prob"],
                          "lexical_score": c["lexical_score"], "passage_prob": c["passage_prob"],
                          "sentence": c["sentence"][:160]} for c in cands[:10]]
     return picked, best
+
+
+def _passages_read(info: dict, relevant: list[int], order: list[int], pscores: list[float | None] | None) -> None:
+    info["passage_order"] = relevant   # an abstention's closest passages: the most relevant by the head
+    info["read_order"] = order         # the order its candidate sentences were taken in (rank_passages)
+    if pscores is not None:
+        info["passages"] = [{"record": ri, "prob": round(pscores[ri], 4)} for ri in relevant if pscores[ri] is not None]
 
 
 _SAID_ABOUT = re.compile(r"\bwhat (do|does|did) .{1,80}?\b(say|says|said|write|writes|wrote|state|states|stated)\b.*\babout\b",
