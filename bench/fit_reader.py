@@ -114,14 +114,14 @@ def fit(rows: list[dict], C: float = 1.0, step1: dict | None = None, names: tupl
     from sklearn.linear_model import LogisticRegression
 
     if step1 is None:
-        X = np.array([[c["feat"].get(k, 0.0) for k in names] for r in rows for c in r["candidates"]])
+        X = np.array([[c["feat"][k] for k in names] for r in rows for c in r["candidates"]])
         y = np.array([c["label"] for r in rows for c in r["candidates"]])
         m = LogisticRegression(C=C, max_iter=2000).fit(X, y)
         fitted = dict(zip(names, m.coef_[0]))
         w = {"bias": float(m.intercept_[0]), **{k: float(fitted.get(k, 0.0)) for k in FEATURES}}
     else:
-        w = {k: float(step1.get(k, 0.0)) for k in ("bias",) + FEATURES}
-    best = np.array([[max((w["bias"] + sum(w[k] * c["feat"].get(k, 0.0) for k in FEATURES) for c in r["candidates"]),
+        w = {k: float(step1[k]) for k in ("bias",) + FEATURES}
+    best = np.array([[max((w["bias"] + sum(w[k] * c["feat"][k] for k in FEATURES) for c in r["candidates"]),
                           default=-10.0), _gate(r)] for r in rows])
     cal = LogisticRegression(C=C, max_iter=2000).fit(best, np.array([int(r["answerable"]) for r in rows]))
     w.update(offset=float(cal.intercept_[0]), scale=float(cal.coef_[0][0]), gate=float(cal.coef_[0][1]))

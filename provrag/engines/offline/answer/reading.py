@@ -198,8 +198,7 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
     if nowhere:   # no sentence can state its answer, so none is read; the passage head orders
         # the closest passages (bench/results/names-nowhere-2026-11-28.md)
         if info is not None:
-            info.update(reader="learned", threshold=threshold, names_nowhere=nowhere, confidence=0.0, read=[],
-                        not_read=f"it names {', '.join(nowhere)}, which no passage holds")
+            info.update(reader="learned", threshold=threshold, names_nowhere=nowhere, confidence=0.0, read=[])
             _passages_read(info, relevant, order, pscores)
         return [], 0.0
     rank_of = {ri: k for k, ri in enumerate(order)}
