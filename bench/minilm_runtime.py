@@ -1,4 +1,5 @@
-"""MiniLM on onnxruntime against the numpy reference pass: time, memory and agreement, one run.
+"""MiniLM on onnxruntime, in float and with int8 matmuls, against the numpy reference pass: time,
+memory and agreement, one run.
 
 usage: python bench/minilm_runtime.py [--rounds 5] [--out STEM]
 
@@ -6,9 +7,12 @@ What a question and an index embed, from the sample corpus (data/, indexed here 
 folder): a question's candidate sentences with their token vectors (32), the paragraphs they
 stand in (20, ≤ 900 characters), and whole text units as the index embeds them (all of the
 sample's). Each runtime runs in a child process of its own (PROVRAG_MINILM_RUNTIME=numpy selects
-the reference), alternately, --rounds times; the figure is the median. Also each child's peak
-RSS, and the largest difference between the two runtimes' vectors.
-Writes bench/results/minilm-onnx-<date>.json and .md.
+the reference; int8 is MiniLMEmbedder(int8=True), what [search] meaning_int8 selects for the
+offline answer's meaning pass), alternately, --rounds times; the figure is the median. Also each
+child's peak RSS, the largest difference between the float runtimes' vectors, and how far the
+int8 vectors stand from the float ones: each text's cosine to its float vector (lowest, mean), and
+how much the cosines between texts move (mean, largest), which is what the meaning score reads.
+Writes bench/results/minilm-runtime-<date>.json and .md.
 """
 from __future__ import annotations
 
@@ -33,8 +37,9 @@ from provrag.embeddings.minilm import MiniLMEmbedder
 units = pq.read_table(sys.argv[1]).column("text").to_pylist()
 sentences = [s for u in units for s in re.split(r"(?<=[.!?])\s+", u) if len(s.split()) > 3][:32]
 paragraphs = [p[:900] for u in units for p in u.split("\n\n") if len(p.split()) > 20][:20]
-e = MiniLMEmbedder()
-out = {"runtime": "onnxruntime" if e._bert.onnx is not None else "numpy", "ms": {}, "texts": {}}
+e = MiniLMEmbedder(int8=sys.argv[3] == "int8")
+runtime = "numpy" if e._bert.onnx is None else "int8" if e._bert.int8_encoder() is not None and e.int8 else "onnxruntime"
+out = {"runtime": runtime, "ms": {}, "texts": {}}
 vecs = []
 for name, texts, tokens in (("sentences", sentences, True), ("paragraphs", paragraphs, False), ("units", units, False)):
     t = time.perf_counter()
@@ -51,7 +56,7 @@ print(json.dumps(out))
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--out", default=f"minilm-onnx-{dt.date.today().isoformat()}")
+    ap.add_argument("--out", default=f"minilm-runtime-{dt.date.today().isoformat()}")
     args = ap.parse_args()
     import numpy as np
 
@@ -60,37 +65,49 @@ def main() -> int:
     subprocess.run([str(provrag), "index", str(ROOT / "data"), "--out", str(work / "idx")], check=True,
                    capture_output=True)
     units = work / "idx" / "text_units.parquet"
-    runs: dict[str, list[dict]] = {"numpy": [], "onnxruntime": []}
+    runs: dict[str, list[dict]] = {"numpy": [], "onnxruntime": [], "int8": []}
     diff = 0.0
     for r in range(args.rounds):
         got = {}
-        for runtime in ("numpy", "onnxruntime"):
+        for runtime in runs:
             env = dict(os.environ, PROVRAG_MINILM_RUNTIME="numpy" if runtime == "numpy" else "")
             vec = work / f"{runtime}.npy"
-            p = subprocess.run([sys.executable, "-c", CHILD, str(units), str(vec)], env=env, capture_output=True,
-                               text=True, check=True)
+            p = subprocess.run([sys.executable, "-c", CHILD, str(units), str(vec), runtime], env=env,
+                               capture_output=True, text=True, check=True)
             row = json.loads(p.stdout.strip().splitlines()[-1])
             assert row["runtime"] == runtime, row
             runs[runtime].append(row)
             got[runtime] = np.load(vec)
         diff = max(diff, float(np.abs(got["numpy"] - got["onnxruntime"]).max()))
         print(f"round {r + 1}/{args.rounds}", {k: v[-1]["ms"] for k, v in runs.items()}, file=sys.stderr)
+    exact, quick = got["onnxruntime"], got["int8"]      # every round gives the same vectors
+    own = (exact * quick).sum(1)
+    moved = np.abs(exact @ exact.T - quick @ quick.T)[np.triu_indices(len(exact), 1)]
+    agree = {"own_cosine_min": float(own.min()), "own_cosine_mean": float(own.mean()),
+             "pair_cosine_moved_mean": float(moved.mean()), "pair_cosine_moved_max": float(moved.max())}
     med = {rt: {k: statistics.median(x["ms"][k] for x in rows) for k in rows[0]["ms"]} for rt, rows in runs.items()}
     rss = {rt: statistics.median(x["peak_rss_mb"] for x in rows) for rt, rows in runs.items()}
     texts = runs["numpy"][0]["texts"]
     load = os.getloadavg()[0]
-    lines = [f"# MiniLM: onnxruntime vs the numpy reference pass ({dt.date.today().isoformat()})", "",
+    lines = [f"# MiniLM: onnxruntime, float and int8, vs the numpy reference pass ({dt.date.today().isoformat()})", "",
              f"`bench/minilm_runtime.py --rounds {args.rounds}`: each runtime in its own child process, alternately; "
              f"median ms. Machine: {platform.platform()}, {os.cpu_count()} CPUs, load {load:.1f} after the run.", "",
-             "| texts embedded | numpy | onnxruntime | ratio |", "| --- | ---: | ---: | ---: |"]
+             "| texts embedded | numpy | onnxruntime | ratio | onnxruntime int8 | int8 ÷ float |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for k in med["numpy"]:
         lines.append(f"| {k} ({texts[k]}) | {med['numpy'][k]:.0f} ms | {med['onnxruntime'][k]:.0f} ms | "
-                     f"{med['onnxruntime'][k] / med['numpy'][k]:.2f}× |")
-    lines += [f"| child peak RSS | {rss['numpy']:.0f} MB | {rss['onnxruntime']:.0f} MB | |", "",
-              f"Largest difference between the two runtimes' vectors: {diff:.1e} (unit-length vectors)."]
+                     f"{med['onnxruntime'][k] / med['numpy'][k]:.2f}× | {med['int8'][k]:.0f} ms | "
+                     f"{med['int8'][k] / med['onnxruntime'][k]:.2f}× |")
+    lines += [f"| child peak RSS | {rss['numpy']:.0f} MB | {rss['onnxruntime']:.0f} MB | | {rss['int8']:.0f} MB | |", "",
+              f"Largest difference between the float runtimes' vectors: {diff:.1e} (unit-length vectors).", "",
+              f"int8 against float, over the {len(exact)} texts: each text's cosine to its float vector "
+              f"{agree['own_cosine_min']:.4f} at lowest, {agree['own_cosine_mean']:.4f} on average; the cosine "
+              f"between two texts moves by {agree['pair_cosine_moved_mean']:.4f} on average, "
+              f"{agree['pair_cosine_moved_max']:.4f} at most."]
     (ROOT / "bench" / "results" / f"{args.out}.md").write_text("\n".join(lines) + "\n")
     (ROOT / "bench" / "results" / f"{args.out}.json").write_text(json.dumps(
-        {"median_ms": med, "peak_rss_mb": rss, "texts": texts, "max_abs_diff": diff, "runs": runs, "load": load}, indent=1))
+        {"median_ms": med, "peak_rss_mb": rss, "texts": texts, "max_abs_diff": diff, "int8_agreement": agree,
+         "runs": runs, "load": load}, indent=1))
     print("\n".join(lines))
     return 0
 

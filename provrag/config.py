@@ -146,6 +146,7 @@ class SearchSettings:
     rerank_weight: float = rule(0)
     rerank_maxsim_weight: float = rule(0)
     rerank_paragraph_weight: float = rule(0)
+    meaning_int8: bool              # the meaning pass runs MiniLM with int8 matmuls (embeddings/minilm.py)
     abstain_below: float = share()
     # the learned reader (issue 26): provrag/engines/offline/learned.py
     reader: str = choice("learned", "features")

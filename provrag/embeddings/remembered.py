@@ -50,7 +50,7 @@ class Remembered:
         return self._read(embedder, texts, True)
 
     def _read(self, embedder, texts: list[str], with_tokens: bool):
-        key_of = [(embedder.weights_sha256, t, with_tokens) for t in texts]
+        key_of = [(embedder.vectors_key, t, with_tokens) for t in texts]
         found: dict = {}
         with self.lock:
             for k in key_of:
@@ -65,7 +65,9 @@ class Remembered:
             self.hits += sum(1 for k in key_of if k in found)
         todo = list(dict.fromkeys(k for k in key_of if k not in found))
         stored = INDEX_PASSAGES.get() if todo and not with_tokens else None
-        if stored is not None:   # the index's own vectors of its paragraphs (written at index time)
+        # the index's own vectors of its paragraphs (written at index time by the float pass: an
+        # int8 reading takes them too, the closer of the two to the model's)
+        if stored is not None:
             have = stored.find([k[1] for k in todo], embedder.weights_sha256)
             for k in todo:
                 if k[1] in have:

@@ -61,9 +61,9 @@ def test_each_core_runs_a_pass_and_the_vectors_are_each_texts_own(emb, monkeypat
     passes: list[tuple[tuple[int, int], int]] = []
     hidden = emb._bert.hidden_states
 
-    def spy(ids, mask, threads=1):
+    def spy(ids, mask, threads=1, **kw):
         passes.append((ids.shape, threads))
-        return hidden(ids, mask, threads)
+        return hidden(ids, mask, threads, **kw)
 
     monkeypatch.setattr(emb._bert, "hidden_states", spy)
     token = cores.share.set(lambda: 2)

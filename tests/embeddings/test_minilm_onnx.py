@@ -87,7 +87,8 @@ def test_numpy_runtime_is_chosen_by_the_environment_and_a_foreign_graph_is_refus
     assert minilm_onnx.encoder(emb._bert, 1) is None
 
 
-def test_the_graph_is_rebuilt_byte_for_byte_by_its_script():
+@pytest.mark.parametrize("int8", [False, True])   # the float graph, and its int8 twin (test_minilm_int8.py)
+def test_the_graph_is_rebuilt_byte_for_byte_by_its_script(int8):
     pytest.importorskip("onnx", reason="the onnx package (test extra) writes the graph")
     sys.path.insert(0, str(ROOT / "train"))
     try:
@@ -95,4 +96,4 @@ def test_the_graph_is_rebuilt_byte_for_byte_by_its_script():
     finally:
         sys.path.remove(str(ROOT / "train"))
     conf = json.loads((minilm.model_dir() / "config.json").read_text())
-    assert encoder_graph.graph_bytes(conf) == minilm_onnx.GRAPH.read_bytes()
+    assert encoder_graph.graph_bytes(conf, int8) == (minilm_onnx.GRAPH_INT8 if int8 else minilm_onnx.GRAPH).read_bytes()

@@ -88,7 +88,7 @@ def passage_text(record: dict) -> str:
 _MEMO = threading.local()
 
 
-def _memo(question: str, kind: str) -> dict:
+def _memo(question: str, kind) -> dict:
     """What was read for this question already, by text: a wider retry re-reads only what is new."""
     memo = getattr(_MEMO, "readings", None)
     if memo is None or memo.get("question") != question:
@@ -96,7 +96,7 @@ def _memo(question: str, kind: str) -> dict:
     return memo.setdefault(kind, {})
 
 
-def memoised(question: str, kind: str, keys: list[str], compute) -> list[float]:
+def memoised(question: str, kind, keys: list[str], compute) -> list[float]:
     """compute(the keys not read yet) → their values; all values in key order."""
     seen = _memo(question, kind)
     todo = list(dict.fromkeys(k for k in keys if k not in seen))
@@ -355,10 +355,11 @@ def meaning_scores(question: str, cands: list[dict], cfg: Config, weights: dict,
 
     s = cfg.search
     by_sentence = {c["sentence"]: c for c in cands}
+    # the settings the score depends on: a question asked again under others is read again
+    how = (s.rerank_weight, s.rerank_maxsim_weight, s.rerank_paragraph_weight, s.meaning_int8)
     try:
-        return memoised(question, "meaning", [c["sentence"] for c in cands],
-                        lambda sents: minilm_meaning(question, [by_sentence[x] for x in sents], s.rerank_weight,
-                                                     s.rerank_maxsim_weight, s.rerank_paragraph_weight))
+        return memoised(question, ("meaning", *how), [c["sentence"] for c in cands],
+                        lambda sents: minilm_meaning(question, [by_sentence[x] for x in sents], *how))
     except Exception as e:  # model package missing or damaged: the reader's word stands
         if info is not None:
             info["meaning"] = f"none (minilm unavailable: {str(e).splitlines()[0][:160]})"

@@ -64,18 +64,19 @@ def select(question: str, records: list[dict], n: int, idf: dict[str, float] | N
         kept.append(cand)
     if mode == "minilm" and len(kept) > 1:
         kept = _rerank_minilm(question, kept, scfg.rerank_weight, info, scfg.rerank_maxsim_weight,
-                              scfg.rerank_paragraph_weight)
+                              scfg.rerank_paragraph_weight, scfg.meaning_int8)
     elif info is not None:
         info["rerank"] = "none"
     return kept[:n]
 
 
 def minilm_meaning(question: str, cands: list[dict], weight: float, maxsim_weight: float = 0.0,
-                   paragraph_weight: float = 0.0) -> list[float] | None:
+                   paragraph_weight: float = 0.0, int8: bool = False) -> list[float] | None:
     """Each candidate's meaning score under all-MiniLM-L6-v2 (select's docstring): weight ·
     cosine(question, sentence) + maxsim_weight · MaxSim + paragraph_weight · cosine(question,
     paragraph), scaled like the lexical score for a sentence without the asked-for quantity.
-    Sets "cosine", "maxsim", "paragraph_cosine" on each candidate; None when MiniLM is missing."""
+    Sets "cosine", "maxsim", "paragraph_cosine" on each candidate; None when MiniLM is missing.
+    `int8`: MiniLM's passes run with int8 matmuls ([search] meaning_int8: embeddings/minilm.py)."""
     paras = list(dict.fromkeys(c.get("paragraph") or c["sentence"] for c in cands)) if paragraph_weight else []
     import numpy as np
 
@@ -84,7 +85,7 @@ def minilm_meaning(question: str, cands: list[dict], weight: float, maxsim_weigh
 
     # the question and the sentences with their token vectors, the paragraphs pooled only; texts
     # an earlier question read already come from the process's store (embeddings/remembered.py)
-    embedder = MiniLMEmbedder()
+    embedder = MiniLMEmbedder(int8=int8)
     vecs, toks = STORE.embed_tokens(embedder, [question] + [c["sentence"] for c in cands])
     if paras:
         vecs = np.concatenate([vecs, STORE.embed(embedder, paras)])
@@ -103,12 +104,12 @@ def minilm_meaning(question: str, cands: list[dict], weight: float, maxsim_weigh
 
 
 def _rerank_minilm(question: str, cands: list[dict], weight: float, info: dict | None,
-                   maxsim_weight: float = 0.0, paragraph_weight: float = 0.0) -> list[dict]:
+                   maxsim_weight: float = 0.0, paragraph_weight: float = 0.0, int8: bool = False) -> list[dict]:
     import time
 
     t0 = time.perf_counter()
     try:
-        meaning = minilm_meaning(question, cands, weight, maxsim_weight, paragraph_weight)
+        meaning = minilm_meaning(question, cands, weight, maxsim_weight, paragraph_weight, int8)
     except Exception as e:  # model package missing or damaged: the lexical order stands, and the trace says why
         if info is not None:
             info["rerank"] = f"none (minilm unavailable: {str(e).splitlines()[0][:160]})"

@@ -1,0 +1,114 @@
+"""MiniLM with int8 matmuls (embeddings/minilm_onnx.GRAPH_INT8, [search] meaning_int8): the graph
+is what onnxruntime's own quantize_dynamic makes of the float graph, its vectors stay close to the
+float pass's, and the two passes' vectors are never mixed up between questions. (The graph is
+rebuilt byte for byte by train/encoder_graph.py: test_minilm_onnx.py.)"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from provrag.embeddings import minilm, minilm_onnx
+from tests import components
+from tests.embeddings.test_minilm_onnx import real_texts
+
+
+@pytest.fixture(scope="module")
+def emb():
+    components.minilm_weights()
+    return minilm.MiniLMEmbedder(8)
+
+
+def batch(emb, texts):
+    enc = emb._tok.encode_batch(texts)
+    n = max(len(e.ids) for e in enc)
+    ids = np.zeros((len(enc), n), np.int64)
+    mask = np.zeros((len(enc), n), np.float32)
+    for row, e in enumerate(enc):
+        ids[row, :len(e.ids)] = e.ids
+        mask[row, :len(e.ids)] = 1.0
+    return emb._bert.word[ids] + emb._bert.pos[:n] + emb._bert.type0, mask
+
+
+def test_the_int8_graph_computes_what_onnxruntime_quantize_dynamic_makes_of_the_float_graph(emb, tmp_path):
+    onnx = pytest.importorskip("onnx", reason="the onnx package (test extra) builds the reference")
+    import onnxruntime as ort
+    from onnx import numpy_helper
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # the float graph with the weights baked in, quantised by onnxruntime itself
+    feeds = minilm_onnx.weight_feeds(emb._bert)
+    model = onnx.load_from_string(minilm_onnx.GRAPH.read_bytes())
+    model.graph.initializer.extend(numpy_helper.from_array(v, k) for k, v in feeds.items())
+    kept = [i for i in model.graph.input if i.name not in feeds]
+    del model.graph.input[:]
+    model.graph.input.extend(kept)
+    onnx.save(model, tmp_path / "float.onnx")
+    quantize_dynamic(tmp_path / "float.onnx", tmp_path / "int8.onnx", weight_type=QuantType.QInt8, per_channel=True)
+    theirs = ort.InferenceSession(str(tmp_path / "int8.onnx"), providers=["CPUExecutionProvider"])
+
+    ours = minilm_onnx.encoder(emb._bert, 1, int8=True)
+    assert ours is not None, "the shipped int8 graph did not load"
+    x, mask = batch(emb, real_texts())
+    bias = ((1.0 - mask) * np.finfo(np.float32).min).astype(np.float32)[:, None, None, :]
+    want = theirs.run(["hidden"], {"embedded": x.astype(np.float32), "mask_bias": bias})[0]
+    got = ours.hidden_states(x, mask, threads=1)
+    on = mask.astype(bool)
+    np.testing.assert_allclose(got[on], want[on], atol=1e-4)
+
+
+def test_int8_vectors_stay_close_to_the_float_pass_and_keep_the_neighbours(emb):
+    texts = real_texts()
+    exact, exact_tokens = emb.embed_tokens(texts)
+    quick_emb = minilm.MiniLMEmbedder(8, int8=True)
+    quick, quick_tokens = quick_emb.embed_tokens(texts)
+    same_text = (exact * quick).sum(1)
+    assert not np.allclose(exact, quick, atol=1e-4)          # the int8 pass did run
+    assert same_text.min() > 0.97 and same_text.mean() > 0.985, same_text
+    # what the meaning score compares: cosines between texts move by ~0.01 at most on average
+    moved = np.abs(exact @ exact.T - quick @ quick.T)
+    assert moved.mean() < 0.015 and moved.max() < 0.06
+    for (pieces_a, a), (pieces_b, b) in zip(exact_tokens, quick_tokens):
+        assert pieces_a == pieces_b and (a * b).sum(1).mean() > 0.95
+
+
+def test_a_float_reading_is_not_served_to_an_int8_reading(emb, monkeypatch):
+    from provrag.embeddings import remembered
+    from provrag.engines.offline.answer.selection import minilm_meaning
+
+    monkeypatch.setattr(remembered, "STORE", remembered.Remembered())
+    texts = real_texts()[:3]
+    cands = [{"sentence": s} for s in texts[1:]]
+    exact = minilm_meaning(texts[0], [dict(c) for c in cands], 0.5, 1.0)
+    quick = minilm_meaning(texts[0], [dict(c) for c in cands], 0.5, 1.0, int8=True)
+    assert remembered.STORE.hits == 0                         # the int8 reading went through its own pass
+    assert exact != quick and np.allclose(exact, quick, atol=0.05)
+    again = minilm_meaning(texts[0], [dict(c) for c in cands], 0.5, 1.0, int8=True)
+    assert again == quick and remembered.STORE.hits == len(texts)
+
+
+def test_ask_reads_meaning_with_the_int8_pass_unless_told_otherwise(sample_index, monkeypatch):
+    """[search] meaning_int8 (true by default) reaches the answer's meaning pass; false gives the
+    float pass. The README's first example is answered alike by both."""
+    from provrag.config import load_config
+    from provrag.embeddings import remembered
+    from provrag.pipelines.ask import run_ask
+
+    passes: list[bool] = []
+    forward = minilm.MiniLMEmbedder._forward
+
+    def spy(self, texts, tokens):
+        passes.append(self.int8)
+        return forward(self, texts, tokens)
+
+    monkeypatch.setattr(minilm.MiniLMEmbedder, "_forward", spy)
+    question = "Who leads the Halcyon commissioning team?"
+    answers = {}
+    for int8 in (True, False):
+        monkeypatch.setattr(remembered, "STORE", remembered.Remembered())   # nothing kept from before
+        passes.clear()
+        cfg = load_config(None, None if int8 else {"search": {"meaning_int8": False}})
+        res = run_ask(question, sample_index, cfg, save=False)
+        assert passes and set(passes) == {int8}
+        answers[int8] = res
+    assert "Imogen Vale" in answers[True].answer and answers[True].answer == answers[False].answer
+    assert abs(answers[True].confidence - answers[False].confidence) < 0.05
