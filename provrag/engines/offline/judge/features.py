@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from functools import lru_cache
 
 from provrag.engines.offline.judge.analysis import (
@@ -35,8 +36,35 @@ def _covered(s: str, pool: frozenset[str]) -> bool:
     if "-" in s and all(stem(p) in pool for p in s.split("-") if p):
         return True
     if len(s) >= 4:
-        return any(_near(s, w) for w in pool)
+        return _near_any(s, pool)
     return False
+
+
+def _near_any(s: str, pool: frozenset[str]) -> bool:
+    """any(_near(s, w) for w in pool), without a Python call per pool word: the derived and glued
+    words share s's first four letters, so they are found by bisection in the pool's sorted words;
+    a near spelling is rapidfuzz's extractOne over the pool (ratio ≥ 85, in C). The Python loop it
+    replaces made ~70,000 calls a question in an ask's answer check over ~9,500 units (37 ms, all of
+    it holding the GIL a server's other requests wait on; 20 ms now); a verify's judge features
+    24.8 -> 22.2 ms a claim, the same verdicts (bench/results/verify_speed-near-2026-11-28.json)."""
+    words = _sorted_words(pool)
+    head = s[:4]
+    for i in range(bisect_left(words, head), len(words)):
+        if not words[i].startswith(head):
+            break
+        if _near(s, words[i]):
+            return True
+    if len(s) >= 5:
+        from rapidfuzz import fuzz, process
+
+        return process.extractOne(s, words, scorer=fuzz.ratio, score_cutoff=85) is not None
+    return False
+
+
+@lru_cache(maxsize=512)
+def _sorted_words(pool: frozenset[str]) -> tuple[str, ...]:
+    """The pool's words in order (a claim's stems are looked up in the same pool many times)."""
+    return tuple(sorted(pool))
 
 
 @lru_cache(maxsize=65_536)
