@@ -129,7 +129,7 @@ def judge_pairs(pairs):
     import provrag.engines.offline.judge.features as F
     caches = []
     for module, name in (("analysis", "analyse"), ("analysis", "sentences"), ("features", "_near"),
-                         ("slots", "sentence_tokens"), ("opposites", "_words")):
+                         ("features", "_sorted_words"), ("slots", "sentence_tokens"), ("opposites", "_words")):
         fn = getattr(importlib.import_module("provrag.engines.offline.judge." + module), name, None)
         if hasattr(fn, "cache_clear"):
             caches.append(fn)

@@ -124,10 +124,11 @@ class _Bert:
 
     def int8_encoder(self):
         """The int8 encoder (minilm_onnx.GRAPH_INT8), made on first use; None without it (float then)."""
+        if self._int8:              # made: no lock on the hot path
+            return self._int8[0]
         with _LOADING:
             if not self._int8:
                 from provrag.embeddings.minilm_onnx import encoder
-
                 self._int8.append(encoder(self, threads=_cpu_count(), int8=True) if self.onnx is not None else None)
             return self._int8[0]
 
@@ -165,10 +166,9 @@ class _Bert:
         """Last hidden states (B, L, H) of a padded (B, L) batch: on onnxruntime with `threads`
         threads when it runs the shipped graph (minilm_onnx.py; `int8`: the quantised one), else by numpy_pass."""
         x = self.word[ids] + self.pos[:ids.shape[1]] + self.type0            # (B, L, H)
-        if int8 and self.int8_encoder() is not None:
-            return self.int8_encoder().hidden_states(x, mask, threads)
-        if self.onnx is not None:
-            return self.onnx.hidden_states(x, mask, threads)
+        runner = (self.int8_encoder() if int8 else None) or self.onnx
+        if runner is not None:
+            return runner.hidden_states(x, mask, threads)
         return self.numpy_pass(x, mask)
 
     def numpy_pass(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -41,18 +41,22 @@ def _covered(s: str, pool: frozenset[str]) -> bool:
 
 
 def _near_any(s: str, pool: frozenset[str]) -> bool:
-    """any(_near(s, w) for w in pool), without a Python call per pool word: the derived and glued
-    words share s's first four letters, so they are found by bisection in the pool's sorted words;
-    a near spelling is rapidfuzz's extractOne over the pool (ratio ≥ 85, in C). The Python loop it
-    replaces made ~70,000 calls a question in an ask's answer check over ~9,500 units (37 ms, all of
-    it holding the GIL a server's other requests wait on; 20 ms now); a verify's judge features
-    24.8 -> 22.2 ms a claim, the same verdicts (bench/results/verify_speed-near-2026-11-28.json)."""
+    """Is a word of the pool the claim stem `s` derived or glued (a common start of ≥ 4 letters and
+    most of the shorter word: Spain/Spanish, "CowboysMoore"), or misspelt (rapidfuzz ratio ≥ 85:
+    Raghunandan/Raghunandhan)? Without a Python call per pool word: the derived and glued words
+    share s's first four letters, so they are found by bisection in the pool's sorted words, and a
+    near spelling is rapidfuzz's extractOne over the pool (in C). The per-word loop it replaces made
+    ~70,000 calls a question in an ask's answer check over ~9,500 units (37 ms, all of it holding
+    the GIL a server's other requests wait on; 20 ms now); a verify's judge features 24.8 -> 22.2 ms
+    a claim, the same verdicts (bench/results/verify_speed-near-2026-11-28.json)."""
     words = _sorted_words(pool)
     head = s[:4]
     for i in range(bisect_left(words, head), len(words)):
-        if not words[i].startswith(head):
+        w = words[i]
+        if not w.startswith(head):
             break
-        if _near(s, words[i]):
+        n = _common_prefix(s, w)
+        if n >= 0.6 * min(len(s), len(w)) and (n == len(s) or n == len(w) or n >= 5):
             return True
     if len(s) >= 5:
         from rapidfuzz import fuzz, process
@@ -65,24 +69,6 @@ def _near_any(s: str, pool: frozenset[str]) -> bool:
 def _sorted_words(pool: frozenset[str]) -> tuple[str, ...]:
     """The pool's words in order (a claim's stems are looked up in the same pool many times)."""
     return tuple(sorted(pool))
-
-
-@lru_cache(maxsize=65_536)
-def _near(s: str, w: str) -> bool:
-    """Is the span word `w` the claim stem `s` derived, glued or misspelt (the last three rules of
-    `_covered`)? One pair at a time, cached: a claim's stems meet the same span words in every
-    window that holds them, in the swap and turn searches and in the best span's sentences, so a
-    pair is decided once per process rather than ~10 times per evidence text (bench/verify_speed.py).
-    rapidfuzz's `extractOne(s, pool, scorer=ratio, score_cutoff=85)` finds a match exactly when
-    one word's ratio is at least 85, so the pool-wide search and this pairwise one agree."""
-    n = _common_prefix(s, w)
-    if n >= 4 and n >= 0.6 * min(len(s), len(w)) and (n == len(s) or n == len(w) or n >= 5):
-        return True
-    if len(s) >= 5:
-        from rapidfuzz import fuzz
-
-        return fuzz.ratio(s, w) >= 85
-    return False
 
 
 def _common_prefix(a: str, b: str) -> int:
