@@ -10,6 +10,7 @@ then the trace is saved (INDEX/queries/, or the user fallback for read-only fold
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 from provrag.config import Config
@@ -178,8 +179,11 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
         def check_route(found, sub):
             return checked(reader, found, cfg, engine, question, sub) if check else found
 
-        found, route = search_with_retries(reader, question, cfg, engine, trace, chosen, entities, run_route,
-                                           check_route)
+        # a one-shot ask loads the models it will read while retrieval runs (engines/offline/warm.py);
+        # a global answer reads none, and a server's are loaded already
+        with engine.warming("ask") if opened_here and chosen != "global" else nullcontext():
+            found, route = search_with_retries(reader, question, cfg, engine, trace, chosen, entities, run_route,
+                                               check_route)
 
         with trace.stage("citations") as d:
             resolved = resolve_answer(reader, found.answer, top_k=int(cfg.resolve.top_k))

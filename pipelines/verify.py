@@ -10,6 +10,7 @@ in it once, as trace["verify"] (what `provrag report --trace` reads).
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -82,6 +83,7 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
     from provrag.verify.check import verify_answer
 
     index_path = Path(index_path)
+    opened_here = reader is None
     with reading(index_path, reader) as reader:
         text, trace_question, source = read_answer(answer, answer_file, trace_id, stdin_text, index_path)
         if len(text) > MAX_ANSWER_CHARS:
@@ -99,7 +101,10 @@ def run_verify(index_path, cfg: Config, *, answer: str | None = None, answer_fil
         with tr.stage("input", "Input") as d:
             d.update(source)
             d["question"] = question
-        with tr.stage("evidence", "Evidence and verdicts") as d:
+        # a one-shot verify loads the claim head while claims are split and evidence retrieved
+        # (engines/offline/warm.py); a server's is loaded already
+        with tr.stage("evidence", "Evidence and verdicts") as d, \
+                engine.warming("verify") if opened_here else nullcontext():
             result = verify_answer(reader, text, cfg, question=question, engine=engine, progress=progress,
                                    retrievals=d.setdefault("retrievals", []))   # why each unit was retrieved
             d["claims"] = len(result.claims)

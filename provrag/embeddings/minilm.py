@@ -13,9 +13,6 @@ tokenizer.json says 128 and pads to 128 — sentence-transformers overrides both
 mean pooling over the attention mask, L2 normalisation. Checked against published
 sentence-transformers outputs to 1e-7 (tests/test_minilm.py).
 
-Speed on 2 cores: ~1,000–2,500 word pieces/s (≈ 5–10 units of 300 tokens per second), some
-50–100× slower than TF-IDF — see bench/embed_quality.py for what that buys.
-
 The weights are checked against the official release's SHA-256 before use (the digest kept in
 the user cache while the file is unchanged: provrag/usercache.py), and the hash is written with
 the index, so a query is never embedded by other weights than its index was.
@@ -248,6 +245,12 @@ class MiniLMEmbedder(Embedder):
     def fit(self, texts: list[str]) -> "MiniLMEmbedder":
         return self  # pretrained: nothing to fit
 
+    def ready(self) -> "MiniLMEmbedder":
+        """Make now what this embedder's passes run (the int8 encoder is otherwise made at its first pass)."""
+        if self.int8:
+            self._bert.int8_encoder()
+        return self
+
     def token_counts(self, texts: list[str]) -> list[int]:
         """Word pieces per text after truncation, [CLS]/[SEP] included (≤ 256)."""
         return [len(e.ids) for e in self._tok.encode_batch([_as_text(t) for t in texts])]
@@ -292,12 +295,9 @@ class MiniLMEmbedder(Embedder):
                     tokens[j] = (enc[j].tokens[1:-1], (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True),
                                                                        1e-12)).astype(np.float32))
 
-        # One batch per core, each with single-threaded BLAS: numpy releases the GIL in matmuls
-        # and ufuncs, so the elementwise half of the pass runs in parallel too, and OpenBLAS's
-        # spinning threads do not fight each other when the machine is shared (measured 1.5-6x;
-        # a pass of one batch left to OpenBLAS's own threads took 9x as long at load ~9).
-        # On onnxruntime the batches run one after another, each pass on this question's cores
-        # (minilm_onnx.Encoder): alike on sentences, ~1.5x faster on paragraphs than a batch per thread.
+        # numpy: one batch per core, each with single-threaded BLAS (numpy releases the GIL in matmuls
+        # and ufuncs; OpenBLAS's own threads took 9x as long at load ~9). onnxruntime: the batches
+        # one after another, each on this question's cores (minilm_onnx.Encoder: ~1.5x faster on paragraphs).
         workers = 1 if onnx else min(cores, len(batches))
         with _blas_threads(1):
             if workers > 1:

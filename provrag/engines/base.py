@@ -18,6 +18,7 @@ the pipelines call both engines the same way, step by step.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from provrag.config import Config
@@ -81,6 +82,12 @@ class Engine(ABC):
         and says how confident it is (EngineAnswer.confidence): then no coverage gate stands in
         front of it. False for an engine that writes whatever the context allows."""
         return False
+
+    def warming(self, task: str):
+        """A context manager: load what `task` ("ask", "verify") will read while the block runs
+        (the offline engine's models, engines/offline/warm.py). An engine that reads with nothing
+        loaded here (a server's model) has nothing to load."""
+        return nullcontext()
 
     @abstractmethod
     def extract_graph(self, units: list[tuple[str, str]]) -> list[dict]:

@@ -38,6 +38,11 @@ class OfflineEngine(Engine):
 
         return reduce_answer(question, points, self.cfg, idf=(terms.idf or None) if terms else None)
 
+    def warming(self, task):
+        from provrag.engines.offline.warm import warming
+
+        return warming(self.cfg, task)
+
     @property
     def reads(self) -> bool:
         """The learned reader decides what answers (engines/offline/learned.py), when its weights

@@ -1,0 +1,119 @@
+"""A one-shot ask or verify loads the models it will read on a thread of its own, while retrieval
+runs (engines/offline/warm.py, issue 30): each model is loaded once, on that thread, and the
+answer and verdicts are the ones made without it. Checked in fresh processes (nothing loaded
+before), never by timing (bench/question_speed.py measures that)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from provrag.config import load_config
+from provrag.engines.offline.warm import loads
+
+QUESTION = "Who leads the Halcyon commissioning team?"
+
+# In a fresh process: record the thread each model is loaded on, run one ask (or verify) as the CLI
+# does, with warming on or off (argv[3]), and print the result with where each load happened.
+ONE_SHOT = """
+import json, sys, threading
+import provrag.engines.offline.warm as warm
+import provrag.embeddings.minilm as minilm
+import provrag.learned.reader as learned
+seen = []
+def spy(module, name):
+    real = getattr(module, name)
+    def wrapped(*a, **k):
+        seen.append((name, threading.current_thread().name))
+        return real(*a, **k)
+    setattr(module, name, wrapped)
+spy(learned, "Reader"); spy(minilm, "_loaded")
+real_int8 = minilm._Bert.int8_encoder
+def int8_encoder(self):
+    if not self._int8:
+        seen.append(("int8_encoder", threading.current_thread().name))
+    return real_int8(self)
+minilm._Bert.int8_encoder = int8_encoder
+if sys.argv[3] == "off":
+    warm.loads = lambda cfg, task: []
+from provrag.config import load_config
+cfg = load_config(None)
+if sys.argv[1] == "ask":
+    from provrag.pipelines.ask import run_ask
+    out = run_ask(sys.argv[2], sys.argv[4], cfg, save=False).to_json()
+else:
+    from provrag.pipelines.verify import run_verify
+    out = run_verify(sys.argv[4], cfg, answer=sys.argv[2], save=False).to_json()
+out.pop("trace_id", None)
+out.pop("trace", None)
+print(json.dumps({"result": out, "loads": seen, "threads": [t.name for t in threading.enumerate()]}))
+"""
+
+
+def _one_shot(task, text, index, warming, tmp_path):
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"), PROVRAG_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", ONE_SHOT, task, text, warming, str(index)], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out["loads"] = [tuple(x) for x in out["loads"]]
+    return out
+
+
+@pytest.fixture()
+def index(sample_index, tmp_path):
+    copy = tmp_path / "idx"
+    shutil.copytree(sample_index, copy)
+    return copy
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="with one core nothing is loaded ahead")
+def test_a_cold_ask_loads_its_models_on_the_warm_up_thread_and_answers_the_same(index, tmp_path):
+    warmed = _one_shot("ask", QUESTION, index, "on", tmp_path)
+    plain = _one_shot("ask", QUESTION, index, "off", tmp_path)
+    # each model once, on the warm-up thread; without it, on the main thread when first read
+    assert sorted(warmed["loads"]) == [("Reader", "provrag-warm-up"), ("_loaded", "provrag-warm-up"),
+                                       ("int8_encoder", "provrag-warm-up")]
+    assert sorted(plain["loads"]) == [("Reader", "MainThread"), ("_loaded", "MainThread"),
+                                      ("int8_encoder", "MainThread")]
+    assert "provrag-warm-up" not in warmed["threads"]          # joined before the ask returned
+    assert "Imogen Vale" in warmed["result"]["answer"]
+    assert warmed["result"] == plain["result"]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="with one core nothing is loaded ahead")
+def test_a_cold_verify_loads_the_claim_head_ahead_and_gives_the_same_verdicts(index, tmp_path):
+    answer = "The commissioning team is led by Dr. Imogen Vale. [Data: Sources (3)]"
+    warmed = _one_shot("verify", answer, index, "on", tmp_path)
+    plain = _one_shot("verify", answer, index, "off", tmp_path)
+    assert ("Reader", "provrag-warm-up") in warmed["loads"] and ("Reader", "MainThread") in plain["loads"]
+    assert [n for n, _ in warmed["loads"]].count("Reader") == 1
+    assert warmed["result"]["claims"] == plain["result"]["claims"]
+    assert warmed["result"]["summary"]["supported"] == 1
+
+
+def test_only_what_the_settings_read_is_loaded():
+    cfg = load_config(None)
+    assert loads(cfg, "ask") == ["reader", "minilm int8"]
+    assert loads(cfg, "verify") == ["reader"]          # the fitted judge reads with the claim head
+    assert loads(replace(cfg, search=replace(cfg.search, meaning_int8=False)), "ask") == ["reader", "minilm"]
+    assert loads(replace(cfg, search=replace(cfg.search, reader="features", rerank="none")), "ask") == []
+    assert loads(replace(cfg, verify=replace(cfg.verify, judge="features", support_weights={},
+                                             contradict_weights={})), "verify") == []
+
+
+def test_a_reader_that_cannot_load_is_reported_by_the_ask_as_before(index, tmp_path, monkeypatch):
+    """The warm-up meets the broken weights first and says nothing; the reading meets them again and
+    the answer says, as without the warm-up, that the hand-set features stood in."""
+    broken = tmp_path / "weights"
+    broken.mkdir()
+    (broken / "manifest.json").write_text("{not json")
+    monkeypatch.setenv("PROVRAG_READER_DIR", str(broken))
+    out = _one_shot("ask", QUESTION, index, "on", tmp_path)
+    assert [n for n, _ in out["loads"] if n == "Reader"] == []
+    assert "Imogen Vale" in out["result"]["answer"]
