@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
 from provrag.config import Config
@@ -68,6 +68,17 @@ def bounded(name: str, text: str | None, limit: int) -> str | None:
     return text
 
 
+def _warming(cfg: Config):
+    """The engine's warm-up of what a server reads; none when the engine cannot be made (a bad
+    setting: every ask and verify says so in one line, as without it)."""
+    from provrag.engines import get_engine
+
+    try:
+        return get_engine(cfg).warming("serve")
+    except Exception:  # noqa: BLE001 - reported by each request that needs the engine
+        return nullcontext()
+
+
 class IndexService:
     """The index at `index_path` with config `cfg`, answered request by request (thread-safe)."""
 
@@ -79,6 +90,10 @@ class IndexService:
         self.kind = self.current.reader.kind
         self.reopened = 0
         self.compute = ComputeQueue(COMPUTE_SLOTS, MAX_WAITING, MAX_WAIT_S)
+        # the models asks and verifies read, loaded on a thread while the server starts listening
+        # (engines/offline/warm.py): the first question does not wait for them; close() joins it
+        self.warm_up = ExitStack()
+        self.warm_up.enter_context(_warming(cfg))
 
     # ---- the index, fresh at each request --------------------------------------------------------
 
@@ -149,6 +164,7 @@ class IndexService:
             log.info("a request met a rebuild of %s: run again on the new version", self.index_path)
 
     def close(self) -> None:
+        self.warm_up.close()
         self.current.retire()
 
     # ---- the CLI's commands ----------------------------------------------------------------------

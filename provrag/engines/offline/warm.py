@@ -5,7 +5,8 @@ onnxruntime session made: ~0.1-0.17 s) and MiniLM (the weights read, one session
 ~0.2 s) on the main thread, one after the other, the first time a reading needs them: after the
 index was opened and retrieval ran, ~0.3-0.5 s in which the second core had nothing to do.
 `warming` starts those loads on a thread of their own when the ask or verify starts, so the two
-overlap; the reading then finds them loaded. Each loader holds its own lock (learned/reader.get,
+overlap; the reading then finds them loaded. A server (serve/service.py) starts them as it opens
+the index, so its first question does not wait for them either. Each loader holds its own lock (learned/reader.get,
 embeddings/minilm._load_model and int8_encoder), so a reading that comes first waits for the load
 in progress and nothing is loaded twice. Nothing computed changes: the same objects, made earlier.
 
@@ -25,10 +26,12 @@ from provrag.config import Config
 
 
 def loads(cfg: Config, task: str) -> list[str]:
-    """What `task` ("ask" or "verify") will read under these settings, in the order it needs
-    them: "reader" (the learned reader), "minilm" or "minilm int8" (the answer's meaning pass)."""
+    """What `task` ("ask", "verify", or "serve": both) will read under these settings, in the order
+    it needs them: "reader" (the learned reader), "minilm" or "minilm int8" (the answer's meaning pass)."""
     from provrag.engines.offline.learned import wanted
 
+    if task == "serve":
+        return list(dict.fromkeys(loads(cfg, "ask") + loads(cfg, "verify")))
     if task == "ask":
         out = ["reader"] if wanted(cfg, "answer") else []
         if str(cfg.search.rerank).lower() == "minilm":

@@ -43,7 +43,15 @@ if sys.argv[3] == "off":
     warm.loads = lambda cfg, task: []
 from provrag.config import load_config
 cfg = load_config(None)
-if sys.argv[1] == "ask":
+if sys.argv[1] == "serve":   # a server: started, then one question asked through it
+    from provrag.serve.service import IndexService
+    service = IndexService(sys.argv[4], cfg)
+    service.warm_up.close()                      # the start-up loads done
+    started = list(seen)
+    out = service.ask(sys.argv[2]).to_json()
+    out["loads_at_start"] = started
+    service.close()
+elif sys.argv[1] == "ask":
     from provrag.pipelines.ask import run_ask
     out = run_ask(sys.argv[2], sys.argv[4], cfg, save=False).to_json()
 else:
@@ -117,3 +125,15 @@ def test_a_reader_that_cannot_load_is_reported_by_the_ask_as_before(index, tmp_p
     out = _one_shot("ask", QUESTION, index, "on", tmp_path)
     assert [n for n, _ in out["loads"] if n == "Reader"] == []
     assert "Imogen Vale" in out["result"]["answer"]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="with one core nothing is loaded ahead")
+def test_a_server_loads_its_models_as_it_starts_and_its_first_question_loads_nothing(index, tmp_path):
+    out = _one_shot("serve", QUESTION, index, "on", tmp_path)
+    at_start = sorted(tuple(x) for x in out["result"]["loads_at_start"])
+    assert at_start == [("Reader", "provrag-warm-up"), ("_loaded", "provrag-warm-up"),
+                        ("int8_encoder", "provrag-warm-up")]
+    assert sorted(out["loads"]) == at_start               # the question found every model loaded
+    assert "Imogen Vale" in out["result"]["answer"]
+    assert "provrag-warm-up" not in out["threads"]
+
