@@ -48,9 +48,11 @@ NOT_GIVEN = "not measured: pass --texlive-index / --million-index"
 # the same one: ask keeps one question's readings for its retries). It runs as
 # `python -c CHILD TREE INDEX QUESTION WARM_QUESTION` so the base tree's code is imported, never this one's.
 CHILD = r"""
-import sys, time, json, resource
+import os, sys, time, json, resource
 t_start = time.perf_counter()
 tree, index = sys.argv[1:3]
+for module in filter(None, os.environ.get("QS_HIDE", "").split(",")):
+    sys.modules[module] = None   # an accelerator the base tree does not pin (hidden_from)
 if tree != "-":
     sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
     sys.path.insert(0, tree)
@@ -135,13 +137,26 @@ def base_tree(ref: str, work: Path) -> Path:
     return tree
 
 
+# C accelerators a library picks up when they are installed (distribution → module): snowballstemmer
+# hands stemmer() to PyStemmer. This venv has them; a base tree whose pyproject does not pin one
+# runs with it hidden (its import fails), as that tree ran when it was installed.
+ACCELERATORS = {"PyStemmer": "Stemmer"}
+
+
+def hidden_from(tree: Path) -> list[str]:
+    """The accelerator modules `tree`'s pyproject.toml does not pin."""
+    pins = (tree / "pyproject.toml").read_text()
+    return [module for dist, module in ACCELERATORS.items() if f'"{dist}==' not in pins]
+
+
 def wrapper(tree: Path, work: Path) -> Path:
-    """An executable `provrag` that runs `tree`'s code with this venv's libraries."""
+    """An executable `provrag` that runs `tree`'s code with this venv's libraries (hidden_from's hidden)."""
     path = work / "provrag-base"
+    hide = "".join(f"sys.modules['{m}'] = None\n" for m in hidden_from(tree))
     path.write_text(f"""#!/bin/sh
 exec {sys.executable} -c "
 import sys
-sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]
+{hide}sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]
 sys.path.insert(0, '{tree}')
 import provrag
 assert provrag.__file__.startswith('{tree}'), provrag.__file__
@@ -201,7 +216,8 @@ def profile(trees: dict, index: Path, questions: list[str], env: dict) -> dict:
     """Per tree: the child's stages (ms) for questions[0] cold, then questions[1] warm."""
     out = {}
     for name, tree in trees.items():
-        _, said = run_timed([sys.executable, "-c", CHILD, tree, str(index), *questions[:2]], env)
+        hide = ",".join(hidden_from(Path(tree))) if tree != "-" else ""
+        _, said = run_timed([sys.executable, "-c", CHILD, tree, str(index), *questions[:2]], dict(env, QS_HIDE=hide))
         got = json.loads(said.strip().splitlines()[-1])
         rows = {}
         for label, run in (("cold", got["runs"][0]), ("warm", got["runs"][1])):
