@@ -6,9 +6,10 @@ onnxruntime session made: ~0.1-0.17 s) and MiniLM (the weights read, one session
 index was opened and retrieval ran, ~0.3-0.5 s in which the second core had nothing to do.
 `warming` starts those loads on a thread of their own when the ask or verify starts, so the two
 overlap; the reading then finds them loaded. A server (serve/service.py) starts them as it opens
-the index, so its first question does not wait for them either. Each loader holds its own lock (learned/reader.get,
-embeddings/minilm._load_model and int8_encoder), so a reading that comes first waits for the load
-in progress and nothing is loaded twice. Nothing computed changes: the same objects, made earlier.
+the index, so its first question does not wait for them either. Each loader holds its own lock
+(learned/reader.get, embeddings/minilm._load_model and int8_encoder), so a reading that comes
+first waits for the load in progress and nothing is loaded twice. Nothing computed changes: the
+same objects, made earlier.
 
 Only what the settings will read is loaded (a "features" reader, `rerank = "none"`, or a judge
 without the claim head load nothing), and only with two cores or more: on one core a thread
@@ -55,7 +56,7 @@ def _load(what: list[str]) -> None:
 
                 MiniLMEmbedder(int8=name == "minilm int8").ready()
         except Exception:  # noqa: BLE001 - the reading meets the same failure and reports it
-            return
+            continue
 
 
 @contextmanager
