@@ -51,9 +51,10 @@ if sys.argv[1] == "serve":   # a server: started, then one question asked throug
     out = service.ask(sys.argv[2]).to_json()
     out["loads_at_start"] = started
     service.close()
-elif sys.argv[1] == "ask":
+elif sys.argv[1] in ("ask", "global"):
     from provrag.pipelines.ask import run_ask
-    out = run_ask(sys.argv[2], sys.argv[4], cfg, save=False).to_json()
+    method = "global" if sys.argv[1] == "global" else None
+    out = run_ask(sys.argv[2], sys.argv[4], cfg, method=method, save=False).to_json()
 else:
     from provrag.pipelines.verify import run_verify
     out = run_verify(sys.argv[4], cfg, answer=sys.argv[2], save=False).to_json()
@@ -103,6 +104,14 @@ def test_a_cold_verify_loads_the_claim_head_ahead_and_gives_the_same_verdicts(in
     assert [n for n, _ in warmed["loads"]].count("Reader") == 1
     assert warmed["result"]["claims"] == plain["result"]["claims"]
     assert warmed["result"]["summary"]["supported"] == 1
+
+
+def test_a_global_ask_loads_nothing_ahead(index, tmp_path):
+    """A global answer (map-reduce over the community reports) reads neither model: nothing is
+    loaded on the warm-up thread for it."""
+    out = _one_shot("global", "What are the main themes of these documents?", index, "on", tmp_path)
+    assert out["result"]["method"] == "global"
+    assert [t for _, t in out["loads"] if t == "provrag-warm-up"] == []
 
 
 def test_only_what_the_settings_read_is_loaded():
