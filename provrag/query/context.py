@@ -50,11 +50,17 @@ class SearchResult:
 
 
 def has_rows(con, table: str) -> bool:
-    """Whether the index has `table` with at least one row (a missing table has none)."""
-    try:
-        return bool(con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT 1)").fetchall()[0][0])
-    except Exception:
-        return False
+    """Whether the index has `table` with at least one row (a missing table has none); asked
+    once per connection (store/facts.py)."""
+    from provrag.store.facts import remembered
+
+    def ask() -> bool:
+        try:
+            return bool(con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT 1)").fetchall()[0][0])
+        except Exception:
+            return False
+
+    return remembered(con, ("has rows", table), ask)
 
 
 def add_neighbours(rec: dict, nxt: dict | None, prv: dict | None, cite_next, cite_previous) -> None:

@@ -47,10 +47,15 @@ def _ms(t0: float) -> float:
 
 
 def _has_view(con, name: str) -> bool:
-    rows = con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]).fetchall()
-    if rows[0][0]:
-        return True
-    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]).fetchall()[0][0])
+    """Whether `con` has a view or table `name` (one of the index's: asked once per connection)."""
+    from provrag.store.facts import remembered
+
+    def ask() -> bool:
+        rows = con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]).fetchall()
+        return bool(rows[0][0]) or bool(con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]).fetchall()[0][0])
+
+    return remembered(con, ("has view", name), ask)
 
 
 def embed_query(reader, question: str):

@@ -57,11 +57,17 @@ def _stem_of(path: str) -> str:
 
 
 def all_documents(con) -> list[dict]:
-    """Every document row (ok, failed, skipped) with what a theme answer needs."""
-    rows = con.execute("""SELECT id, human_readable_id, title, path, status, error, n_pages FROM documents
-                          ORDER BY human_readable_id""").fetchall()
-    return [{"id": r[0], "hrid": r[1], "title": r[2] or _stem_of(r[3]), "path": r[3] or "", "status": r[4] or "ok",
-             "error": r[5], "n_pages": r[6]} for r in rows]
+    """Every document row (ok, failed, skipped) with what a theme answer needs; read once per
+    connection (store/facts.py), so shared: read it, never change it."""
+    from provrag.store.facts import remembered
+
+    def read() -> list[dict]:
+        rows = con.execute("""SELECT id, human_readable_id, title, path, status, error, n_pages FROM documents
+                              ORDER BY human_readable_id""").fetchall()
+        return [{"id": r[0], "hrid": r[1], "title": r[2] or _stem_of(r[3]), "path": r[3] or "",
+                 "status": r[4] or "ok", "error": r[5], "n_pages": r[6]} for r in rows]
+
+    return remembered(con, "all documents", read)
 
 
 def _raw_words(text: str) -> set[str]:

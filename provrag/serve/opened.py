@@ -3,7 +3,6 @@ stat and content), and the DuckDB cursors it lends to requests. IndexService (se
 the current one and swaps in a new one when `provrag index` replaces the folder."""
 from __future__ import annotations
 
-import json
 import os
 import threading
 from contextvars import ContextVar
@@ -26,11 +25,10 @@ served_version: ContextVar[str | None] = ContextVar("served_version", default=No
 def manifest_identity(folder: Path) -> tuple | None:
     """What names an index's content: (index_version, run, created) of its manifest.json, or
     None without a readable one (a GraphRAG folder: then its stat alone tells a change)."""
-    try:
-        m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return (m.get("index_version"), m.get("run"), m.get("created")) if isinstance(m, dict) else None
+    from provrag.store.manifest import read_manifest
+
+    m = read_manifest(folder)
+    return (m.get("index_version"), m.get("run"), m.get("created")) if m is not None else None
 
 
 class OpenIndex:

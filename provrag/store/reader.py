@@ -225,13 +225,9 @@ class IndexReader:
 
     def manifest(self) -> dict:
         """manifest.json of a provrag index ({} for a GraphRAG folder or an unreadable file)."""
-        import json
+        from provrag.store.manifest import read_manifest
 
-        try:
-            data = json.loads((self.path / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_manifest(self.path) or {}
 
     def cursor(self) -> "IndexReader":
         """The same views through a DuckDB connection of its own, for one thread at a time.

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from provrag.store.facts import documents_of
+
 INLINE_MAX = 5000   # longer id lists are registered as an Arrow table instead of inlined in the SQL
 KEPT_UNITS = 8192   # unit rows a server keeps per index version (~2 KB of text each: ~16 MB), and as many units' neighbours (≤ 1.2 KB each)
 
@@ -149,18 +151,16 @@ def _fetch(reader, ids: list[str], positions: str, rows: str | None) -> dict[str
         if not pos:
             return {}
         rows = f"(SELECT * FROM text_units WHERE row_position IN ({', '.join(str(int(p)) for p in sorted(pos))}))"
-    # only the units' documents, and how many documents share each one's title (not a window over all of them)
-    sql = (f"WITH t AS (SELECT * FROM {rows}) "
-           f"SELECT t.id, t.human_readable_id, t.text, t.page_start, t.page_end, t.char_start, t.char_end, "
-           f"t.document_id, d.title, d.path, d.page_labels, t.ocr_pages, d.n_titled > 1 "
-           f"FROM t LEFT JOIN (SELECT id, title, path, page_labels, "
-           f"(SELECT count(*) FROM documents x WHERE x.title = documents.title) AS n_titled "
-           f"FROM documents WHERE id IN (SELECT document_id FROM t)) d ON d.id = t.document_id")
+    found = con.execute(f"WITH t AS (SELECT * FROM {rows}) SELECT id, human_readable_id, text, page_start, "
+                        f"page_end, char_start, char_end, document_id, ocr_pages FROM t").fetchall()
+    # their documents' names, read once per connection (store/facts.py) rather than joined each time
+    docs = documents_of(con, {r[7] for r in found})
     out = {}
-    for r in con.execute(sql).fetchall():
+    for r in found:
+        title, path, labels, shared = docs.get(r[7], (None, None, None, False))
         out[r[0]] = UnitRow(id=r[0], human_readable_id=r[1], text=r[2] or "", page_start=r[3], page_end=r[4],
-                            char_start=r[5], char_end=r[6], document_id=r[7], title=r[8], path=r[9],
-                            page_labels=r[10], ocr_pages=r[11], title_shared=bool(r[12]))
+                            char_start=r[5], char_end=r[6], document_id=r[7], title=title, path=path,
+                            page_labels=labels, ocr_pages=r[8], title_shared=bool(shared))
     return out
 
 

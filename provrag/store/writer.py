@@ -96,11 +96,10 @@ def made_by_provrag(folder) -> bool:
     write into it (query traces, a model-reply cache): any other folder — a Microsoft GraphRAG
     output, a copy without the manifest — is evidence under audit and stays byte for byte as
     it was, whatever its permission bits."""
-    try:
-        manifest = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(manifest, dict) and "provrag_version" in manifest
+    from provrag.store.manifest import read_manifest
+
+    manifest = read_manifest(folder)
+    return manifest is not None and "provrag_version" in manifest
 
 
 def may_write(folder: Path) -> bool:

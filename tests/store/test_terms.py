@@ -62,3 +62,25 @@ def test_the_term_table_of_many_units_is_sorted_by_term_then_unit_and_counts_eac
                   for c in [Counter(terms_of(text))] for term, tf in c.items())
     assert df.rows() == want
     assert df.schema == {"term": pl.String, "text_unit_id": pl.String, "tf": pl.Int32, "dl": pl.Int32}
+
+
+def test_the_stats_kept_on_a_connection_are_its_own_and_a_copy(sample_index):
+    """kept_stats answers from what ensure_terms kept for that connection (not DuckDB's catalog),
+    as DuckDB's temp table holds them; a caller changing its copy changes nothing kept."""
+    import json
+
+    from provrag.store.reader import open_index
+    from provrag.store.terms import STATS_TABLE, ensure_terms, kept_stats
+
+    with open_index(sample_index) as r:
+        assert kept_stats(r.con) is None
+        stats = ensure_terms(r.con, r.path)
+        stored = json.loads(r.con.execute(f"SELECT stats FROM {STATS_TABLE}").fetchall()[0][0])
+        assert kept_stats(r.con) == stats == stored and stats["n_units"] == r.count("text_units")
+        kept_stats(r.con)["n_units"] = -1
+        assert kept_stats(r.con) == stored and ensure_terms(r.con, r.path) == stored
+        twin = r.cursor()
+        try:
+            assert kept_stats(twin.con) is None      # a cursor's temp tables are its own
+        finally:
+            twin.close()

@@ -120,3 +120,24 @@ def test_a_name_counts_when_a_passage_or_its_document_spells_it():
                "path": "/corpus/sotu-1863-lincoln.txt"}
     assert names_nowhere(lincoln, ["lincoln"], [message]) == []
     assert names_nowhere(lincoln, ["lincoln"], [dict(message, document="sotu-1863", path="sotu-1863.txt")]) == ["Lincoln"]
+
+
+def test_accents_are_dropped_as_the_character_by_character_definition_drops_them():
+    """near_miss._folded finds a text's marks among its non-ASCII characters and cuts them with one
+    regex: the same text as testing every character, whatever the marks (regex metacharacters among
+    the other characters included)."""
+    import random
+    import unicodedata
+
+    from provrag.engines.offline.answer.near_miss import _folded
+
+    def one_by_one(text: str) -> str:
+        return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
+
+    rng = random.Random(26)
+    pool = ([chr(i) for i in range(0x20, 0x250)] + list("]^\\-[") +
+            ["\u0301", "\u0308", "\u20d0", "\u1dc0", "\ufe20", "\U0001d167", "ǅ", "ﬁ", "Å", "ṩ", "가"])
+    texts = ["Schrödinger", "plain ASCII", "Ἀθῆναι", "e\u0301\u0308]^", ""]
+    texts += ["".join(rng.choice(pool) for _ in range(rng.randint(1, 40))) for _ in range(20000)]
+    assert [_folded(t) for t in texts] == [one_by_one(t) for t in texts]
+    assert _folded("Schrödinger's CAFÉ") == "schrodinger's cafe"
