@@ -49,7 +49,7 @@ def unit_records(text_units: pl.DataFrame):
     neighbours and cuts as query/retrieve.antecedents and continuations)."""
     import polars as pl
 
-    from provrag.query.retrieve import next_head, previous_tail
+    from provrag.store.neighbours import next_head, previous_tail
 
     cols = [schema.ID, schema.HRID, schema.TEXT, schema.DOCUMENT_ID, schema.CHAR_START, schema.CHAR_END]
     df = text_units.select(cols).filter(pl.col(schema.CHAR_START).is_not_null())

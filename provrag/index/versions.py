@@ -122,6 +122,8 @@ def up_to_date(previous: PreviousIndex | None, changes: Changes, cfg, documents)
     every re-run a full update — new run number, same index hash.)"""
     if previous is None or changes.any():
         return False
+    if not written_by_this_version(previous.path):
+        return False
     if previous.manifest.get("provrag_version") != __version__:
         return False
     if previous.manifest.get("versions") != software_versions():
@@ -130,6 +132,16 @@ def up_to_date(previous: PreviousIndex | None, changes: Changes, cfg, documents)
     if {k: settings.get(k) for k in INDEX_SECTIONS} != previous.index_settings():
         return False
     return failures(documents) == previous.failures()
+
+
+def written_by_this_version(index: Path) -> bool:
+    """The index holds every file this version of provrag writes for its questions. One written
+    before INDEX/retrieval/unit_neighbours.npy (2026-11-29) is written again by the next run (an
+    update: the documents' caches make it quick), and its questions then read it."""
+    from provrag.store.neighbours import NEIGHBOURS
+    from provrag.store.postings import folder_of
+
+    return (folder_of(index) / NEIGHBOURS).is_file()
 
 
 def failures(documents) -> dict[str, str | None]:

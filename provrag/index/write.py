@@ -35,6 +35,7 @@ def write_index(run: IndexRun) -> None:
     import pyarrow as pa
 
     from provrag.index.passages import write_passage_vectors
+    from provrag.store.neighbours import write_unit_neighbours
     from provrag.store.terms import write_terms
     from provrag.store.vectors import write_vectors
 
@@ -56,6 +57,7 @@ def write_index(run: IndexRun) -> None:
                                                            schema=schema.SCHEMAS[schema.EMBEDDINGS]))
     run.embedder.save(run.tmp / EMBEDDER_DIR)
     write_vectors(run.tmp, ids, run.vectors)  # dense retrieval's memory-mapped IVF (store/vectors.py), rebuilt every run
+    write_unit_neighbours(run.tmp, run.text_units)  # each unit's previous and next, by row (store/neighbours.py)
     # the BM25 term table of ask/verify retrieval (an update tokenizes only new units)
     write_terms(run.tmp, run.text_units, previous=run.previous.path if run.previous and not run.full else None)
     store.write_table(run.tmp, REGISTRY, run.ids.to_arrow())  # every number ever given out (index/ids.py)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from provrag.config import Config
 from provrag.query.why import explain_units
 from provrag.store import terms as lexical
+from provrag.store.neighbours import neighbours_by_row, next_head, previous_tail
 from provrag.store.units import fetch_units, read_rows
 
 
@@ -160,7 +161,11 @@ def neighbours(reader, ids: list[str], chars: int = 600) -> tuple[dict[str, dict
 
 
 def _look_up_neighbours(reader, ids: list[str], chars: int, kept) -> dict[str, tuple]:
-    """{unit id: (continuation or None, antecedent or None)} for each of `ids`, from the index."""
+    """{unit id: (continuation or None, antecedent or None)} for each of `ids`, from the index:
+    from the rows it wrote down (store/neighbours.py), else by a window in SQL (an older index)."""
+    by_row = neighbours_by_row(getattr(reader, "path", None), ids, chars)
+    if by_row is not None:
+        return by_row
     rows_kept = kept.get(ids) if kept is not None else {}
     if len(rows_kept) == len(ids):   # their documents known: no scan of text_units to find them
         docs = "SELECT unnest(?::VARCHAR[])"
@@ -194,27 +199,6 @@ def continuations(reader, ids: list[str], chars: int = 600) -> dict[str, dict]:
     """For each unit, the text that follows it in its document (the next unit's head, minus any
     overlap): a unit closed at a page break can end mid-sentence, and an answer must not."""
     return neighbours(reader, ids, chars)[0]
-
-
-def next_head(end, nstart, text: str | None, chars: int = 600) -> str | None:
-    """What continuations gives a unit ending at `end` whose next unit starts at `nstart` with
-    `text` (None when it is blank); index/passages.py reads every unit the same way."""
-    skip = max(0, int(end) - int(nstart)) if nstart is not None and end is not None else 0
-    text = (text or "")[skip:skip + chars]
-    return text if text.strip() else None
-
-
-def previous_tail(start, pstart, text: str | None, chars: int = 600) -> str | None:
-    """What antecedents gives a unit starting at `start` whose previous unit starts at `pstart`
-    with `text` (None when there is none or it is blank); index/passages.py reads it the same way."""
-    if pstart is None or start is None or text is None:
-        return None
-    gap = int(start) - int(pstart)
-    cut = max(0, min(len(text), gap))
-    head = text[max(0, cut - int(chars)):cut]
-    if gap > len(text):  # the units do not overlap: what lies between them is whitespace
-        head += "\n"
-    return head if head.strip() else None
 
 
 def antecedents(reader, ids: list[str], chars: int = 600) -> dict[str, dict]:

@@ -8,6 +8,8 @@ sits. One pass with `id IN (…)` decodes the text of all rows: 3–4× slower o
 """
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -178,7 +180,6 @@ def read_rows(index_path, positions: list[int]):
 
     import numpy as np
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from provrag.store.rows import int64_column
 
@@ -188,10 +189,8 @@ def read_rows(index_path, positions: list[int]):
     pos = np.unique(np.asarray(positions, np.int64))
     groups = np.searchsorted(first_rows, pos, side="right") - 1
     wanted = np.unique(groups)
-    # a reader of its own per call, over the footer parsed once: one pyarrow ParquetFile read
-    # from two server threads at once crashed the process (tests/store/test_units_threads.py)
-    with pq.ParquetFile(path, metadata=footer) as handle:
-        table = handle.read_row_groups(wanted.tolist(), columns=list(UNIT_COLUMNS))
+    tables = _row_groups(str(path), (st.st_mtime_ns, st.st_ino), footer, wanted.tolist())
+    table = pa.concat_tables(tables) if tables else footer.schema.to_arrow_schema().empty_table().select(UNIT_COLUMNS)
     sizes = first_rows[wanted + 1] - first_rows[wanted]
     start_in_table = dict(zip(wanted.tolist(), (np.cumsum(sizes) - sizes).tolist()))
     take = [start_in_table[g] + int(p - first_rows[g]) for g, p in zip(groups.tolist(), pos)]
@@ -205,6 +204,51 @@ def read_rows(index_path, positions: list[int]):
             runs.append([i, 1])
     rows = pa.concat_tables([table.slice(a, n) for a, n in runs]).combine_chunks() if runs else table.slice(0, 0)
     return rows.append_column("row_position", int64_column(pos))
+
+
+def units_in_file(index_path) -> int:
+    """text_units.parquet's row count, from its footer (parsed once per process and version)."""
+    import os
+    from pathlib import Path
+
+    path = Path(index_path) / "text_units.parquet"
+    st = os.stat(path)
+    return int(_units_file(str(path), (st.st_mtime_ns, st.st_ino))[1][-1])
+
+
+# decoded row groups of text_units.parquet kept per process, the least recently read dropped first
+# past this many bytes: a question's units are read, then their neighbours (rows beside them,
+# store/neighbours.py), then a wider retry's, mostly from the same groups; each read decoded
+# ~0.5-2 MB of text a group (~20 ms of a served ask on ~9,500 units, issue 30)
+GROUPS_KEPT_BYTES = 48 << 20
+_groups: OrderedDict = OrderedDict()
+_groups_held = [0]
+_groups_lock = threading.Lock()
+
+
+def _row_groups(path: str, stamp: tuple, footer, wanted: list[int]) -> list:
+    """The UNIT_COLUMNS of row groups `wanted` of text_units.parquet (Arrow tables, in order)."""
+    import pyarrow.parquet as pq
+
+    with _groups_lock:
+        found = {g: _groups[(path, stamp, g)] for g in wanted if (path, stamp, g) in _groups}
+        for g in found:
+            _groups.move_to_end((path, stamp, g))
+    missing = [g for g in wanted if g not in found]
+    if missing:
+        # a reader of its own per call, over the footer parsed once: one pyarrow ParquetFile read
+        # from two server threads at once crashed the process (tests/store/test_units_threads.py)
+        with pq.ParquetFile(path, metadata=footer) as handle:
+            fresh = {g: handle.read_row_group(g, columns=list(UNIT_COLUMNS)) for g in missing}
+        with _groups_lock:
+            for g, table in fresh.items():
+                if (path, stamp, g) not in _groups:
+                    _groups[(path, stamp, g)] = table
+                    _groups_held[0] += table.nbytes
+            while _groups_held[0] > GROUPS_KEPT_BYTES and len(_groups) > 1:
+                _groups_held[0] -= _groups.popitem(last=False)[1].nbytes
+        found.update(fresh)
+    return [found[g] for g in wanted]
 
 
 @lru_cache(maxsize=8)

@@ -226,14 +226,18 @@ class _Counted:
 FIND_DOCUMENTS = "SELECT document_id FROM text_units WHERE id IN"
 
 
-def test_neighbours_kept_by_the_reader_are_the_same_and_not_looked_up_again(index):
+def test_neighbours_kept_by_the_reader_are_the_same_and_not_looked_up_again(index, monkeypatch):
     """An ask's wider retries and a server's next questions meet the same units: a reader that
     keeps unit rows (KeptUnits) keeps their neighbours too. What it keeps is what a fresh lookup
     gives; a unit asked again costs no query; and where the units' rows are kept, their documents
-    come from the rows instead of a scan of text_units, with the same neighbours."""
+    come from the rows instead of a scan of text_units, with the same neighbours. (The SQL an index
+    written before INDEX/retrieval/unit_neighbours.npy is read with.)"""
+    from provrag.query import retrieve
     from provrag.query.retrieve import antecedents, continuations, fetch_ranked, neighbours
     from provrag.store.reader import open_index
     from provrag.store.units import KeptUnits
+
+    monkeypatch.setattr(retrieve, "neighbours_by_row", lambda *args: None)
 
     with open_index(index) as plain, open_index(index) as rows_kept, open_index(index) as nothing_kept:
         ids = [r[0] for r in plain.con.execute(
@@ -257,3 +261,22 @@ def test_neighbours_kept_by_the_reader_are_the_same_and_not_looked_up_again(inde
         assert part == ({i: fresh[0][i] for i in ids[:3] if i in fresh[0]},
                         {i: fresh[1][i] for i in ids[:3] if i in fresh[1]})
         assert counted.queries == first
+
+
+def test_neighbours_of_an_index_that_wrote_them_down_cost_no_query(index):
+    """The index's own unit_neighbours.npy (store/neighbours.py): the same neighbours as the SQL
+    window, and not one query to DuckDB for them."""
+    from provrag.query import retrieve
+    from provrag.store.reader import open_index
+
+    with open_index(index) as r:
+        ids = [row[0] for row in r.con.execute("SELECT id FROM text_units ORDER BY document_id, char_start").fetchall()]
+        r.con = counted = _Counted(r.con)
+        by_row = retrieve.neighbours(r, ids)
+        assert counted.queries == []
+        saved, retrieve.neighbours_by_row = retrieve.neighbours_by_row, lambda *args: None
+        try:
+            assert retrieve.neighbours(r, ids) == by_row and counted.queries
+        finally:
+            retrieve.neighbours_by_row = saved
+    assert len(by_row[0]) >= len(ids) // 3 and len(by_row[1]) >= len(ids) // 3
