@@ -3,7 +3,8 @@
 Started with bench/serve_speed.py's start_server (as a user runs it) and driven with its drive()
 (threads, one httpx client each). Per tree, one after the other on the same index and questions:
 /v1/ask p50 and p95 with 1 client, requests/s with 8 clients ÷ with 1, /v1/verify latency per claim
-(each verified answer is one the same server wrote), and the server's RSS after warm-up and at the end.
+(each verified answer is one the same server wrote; and 40 of eval/manuals' claims, one a request), and the
+server's RSS after warm-up and at the end.
 """
 from __future__ import annotations
 
@@ -12,6 +13,17 @@ import time
 from pathlib import Path
 
 from serve_speed import drive, start_server
+
+
+SINGLE_CLAIMS = 40
+
+
+def manuals_claims() -> list[str]:
+    """eval/manuals' claims, in their order (the claims bench/serve_speed.py verifies too)."""
+    import json
+
+    path = Path(__file__).resolve().parents[1] / "eval" / "manuals" / "claims.jsonl"
+    return [json.loads(x)["claim"] for x in path.read_text().splitlines() if x.strip()]
 
 
 def _rss_mb(pid: int) -> float:
@@ -50,8 +62,11 @@ def one_server(cli: Path, index: Path, questions: list[str], n: int, env: dict, 
         one = drive(base, "/v1/ask", bodies, 1)
         eight = drive(base, "/v1/ask", bodies, 8)
         per_claim = _verify_per_claim(base, asked)
+        # a steadier verify figure than the ≤ 4 answers above: claims alone, one a request
+        single = drive(base, "/v1/verify", [{"answer": c} for c in manuals_claims()[:SINGLE_CLAIMS]], 1)
         return {"ask_1": one, "ask_8": eight, "clients8_over_1": eight["per_s"] / one["per_s"],
                 "verify_claim_p50_s": statistics.median(per_claim) if per_claim else None,
+                "verify_single_p50_s": single["p50_s"],
                 "verified_answers": len(per_claim), "rss_warm_mb": rss_warm, "rss_end_mb": _rss_mb(proc.pid)}
     finally:
         proc.terminate()
