@@ -37,6 +37,9 @@ def names_nowhere(question: str, unseen: list[str] | None, records: list[dict]) 
     return [n for n in names if not re.search(r"(?<!\w)" + re.escape(_folded(n)) + r"(?!\w)", text)]
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
 def _folded(text: str) -> str:
     """Lowercased, accents dropped (NFKD, then no combining mark). Only the text's non-ASCII
     characters are tested for being marks, and those found are cut by one regex: testing every
@@ -46,9 +49,6 @@ def _folded(text: str) -> str:
     nfkd = unicodedata.normalize("NFKD", text)
     marks = [c for c in set(_NON_ASCII.findall(nfkd)) if unicodedata.combining(c)]
     return (re.sub("[" + "".join(map(re.escape, marks)) + "]", "", nfkd) if marks else nfkd).lower()
-
-
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def stating_asked_fact(question: str, cands: list[dict], records: list[dict],
