@@ -5,9 +5,12 @@
 What it builds. A full index of a million units (load, chunk, skeleton, extraction, communities,
 reports) takes hours on two cores, and a question's retrieval reads none of the graph: `build`
 writes only what retrieval reads — text_units.parquet and documents.parquet (index/write.write_frame),
-embeddings.parquet, the fitted embedder (index/embed.embed_stage), INDEX/retrieval/'s postings and IVF
-(store/postings.write_postings, store/vectors.write_vectors) — and no terms.parquet (the postings
-answer BM25 alone; its SQL fallback is measured on the real dev indexes by bench/retrieval_parity.py).
+embeddings.parquet, the fitted embedder (index/embed.embed_stage), INDEX/retrieval/'s postings, IVF and
+each unit's previous and next unit (store/postings.write_postings, store/vectors.write_vectors,
+store/neighbours.write_unit_neighbours, as index/write.py writes them: without the last, an ask's
+neighbouring-unit lookups fall back to a SQL window over the units' documents, a path real indexes
+no longer take) — and no terms.parquet (the postings answer BM25 alone; its SQL fallback is
+measured on the real dev indexes by bench/retrieval_parity.py).
 The text is real and varied, not one document duplicated: the sentences of ../shared's texts
 (bench/big_text.source_texts: the eval split's articles, the novella, the speech, the SQuAD and manual
 PDFs, ~10,000 sentences), each unit six consecutive sentences from a seeded random place plus two
@@ -165,6 +168,7 @@ def build(out_dir: Path, units: int, seed: int = 0, shared: Path = SHARED) -> di
     from provrag.index.embed import embed_stage
     from provrag.index.write import write_frame
     from provrag.store import schema
+    from provrag.store.neighbours import NEIGHBOURS, write_unit_neighbours
     from provrag.store.postings import write_postings
     from provrag.store.terms import TOKENIZER
     from provrag.store.vectors import write_vectors
@@ -187,6 +191,8 @@ def build(out_dir: Path, units: int, seed: int = 0, shared: Path = SHARED) -> di
     write_frame(out_dir, schema.DOCUMENTS, documents)
     write_frame(out_dir, schema.TEXT_UNITS, text_units)
     step("units")
+    write_unit_neighbours(out_dir, text_units)  # as index/write.write_index does, from the frame as written
+    step("neighbours")
     from provrag.index.tables import frame
 
     sentence_frame = frame(schema.TEXT_UNITS, [{schema.ID: f"s{i}", schema.TEXT: x} for i, x in enumerate(pool)])
@@ -222,9 +228,11 @@ def build(out_dir: Path, units: int, seed: int = 0, shared: Path = SHARED) -> di
 
     retrieval = list((out_dir / "retrieval").glob("*"))
     ivf = [p for p in retrieval if p.name.startswith(("vector", "centroid", "list_"))]
+    beside = [out_dir / "retrieval" / NEIGHBOURS]
     sizes = {"units_and_documents": mb([out_dir / "text_units.parquet", out_dir / "documents.parquet"]),
              "embeddings_parquet": mb([out_dir / "embeddings.parquet"]), "ivf": mb(ivf),
-             "postings_and_ids": mb([p for p in retrieval if p not in ivf]), "embedder": mb(list((out_dir / EMBEDDER_DIR).rglob("*")))}
+             "neighbours": mb(beside), "postings_and_ids": mb([p for p in retrieval if p not in ivf + beside]),
+             "embedder": mb(list((out_dir / EMBEDDER_DIR).rglob("*")))}
     return {"units": units, "sentences": len(pool), "seconds": seconds, "build_seconds": round(sum(seconds.values()), 1),
             "mb": sizes}
 
@@ -266,14 +274,24 @@ def _p(xs: list[float], q: float) -> float:
 
 
 def warm_asks(reader, index: Path, qs: list[str], cfg) -> dict:
-    """The whole warm `ask` (basic search: this index has no graph; not saved) per question, ms."""
+    """The whole warm `ask` (basic search: this index has no graph; not saved) per question, ms.
+    The reader keeps the unit rows it reads, as the one a server lends does (serve/opened.py: one
+    store/units.KeptUnits per index version; a one-shot ask gives its own reader one too): without
+    it, each of an ask's five or six fetches of the same units (retrieval, context, citations, the
+    check) scans text_units' million ids again, a path no real ask takes (~0.8 s of an ask at 1M)."""
     from provrag.pipelines.ask import run_ask
+    from provrag.store.units import KeptUnits
 
+    saved = getattr(reader, "kept_units", None)
+    reader.kept_units = KeptUnits()
     times = []
-    for q in qs:
-        t = time.perf_counter()
-        run_ask(q, index, cfg, method="basic", save=False, reader=reader)
-        times.append((time.perf_counter() - t) * 1000)
+    try:
+        for q in qs:
+            t = time.perf_counter()
+            run_ask(q, index, cfg, method="basic", save=False, reader=reader)
+            times.append((time.perf_counter() - t) * 1000)
+    finally:
+        reader.kept_units = saved
     return {"p50": _p(times[1:], 50), "questions": len(times) - 1}  # the first one warms the models
 
 

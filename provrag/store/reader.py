@@ -208,7 +208,9 @@ class IndexReader:
     # ---- helpers ------------------------------------------------------------------------
 
     def count(self, table: str) -> int:
-        return int(self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        # fetchall, not fetchone: DuckDB 2 holds a result not read to its end as unfinished, and
+        # the connection's next register() (retrieval registers tables) then raises
+        return int(self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
 
     def embedder(self):
         """The embedder the index was built with (provrag indexes), else None."""

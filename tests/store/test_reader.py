@@ -120,3 +120,15 @@ def test_cursor_twins_share_views_and_embedder_but_not_temp_tables(squad_subset_
         assert two.count("documents") == r.count("documents")
         with pytest.raises(duckdb.ConnectionException):
             one.count("documents")
+
+
+def test_a_count_leaves_no_unfinished_result_on_the_connection(sample_index):
+    """Retrieval registers Arrow tables on the reader's connection; DuckDB 2 refuses a register()
+    while a result is not read to its end, which a count read by fetchone() left (a warm ask
+    whose other reads all came from kept rows then failed at the next question's register)."""
+    import pyarrow as pa
+
+    with open_index(sample_index) as r:
+        assert r.count("text_units") > 0
+        r.con.register("after_a_count", pa.table({"x": [1]}))
+        assert r.con.execute("SELECT x FROM after_a_count").fetchall() == [(1,)]
