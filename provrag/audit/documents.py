@@ -104,10 +104,12 @@ class Docs:
             if unit.char_start is not None:
                 w0 = max(unit.char_start - PARA_MAX, 0)
                 span = unit.char_end - unit.char_start if unit.char_end is not None else 0
-                row = self.reader.con.execute(
+                # fetchall, not fetchone: DuckDB 2 holds a result not read to its end as unfinished
+                # and refuses the connection's next register() (the next fetch of many units)
+                rows = self.reader.con.execute(
                     "SELECT substr(text, ? + 1, ?), length(text) FROM documents WHERE id = ? LIMIT 1",
-                    [w0, span + 2 * PARA_MAX, unit.document_id]).fetchone()
-                window, n = row if row else (None, None)
+                    [w0, span + 2 * PARA_MAX, unit.document_id]).fetchall()
+                window, n = rows[0] if rows else (None, None)
         except Exception:
             return None
         if not window:  # GraphRAG index (no offsets) or no document text: the unit is the context

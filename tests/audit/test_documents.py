@@ -32,6 +32,12 @@ def test_paragraph_is_the_quote_in_its_document_text(small):
         assert doc_text.index(context) + len(before.removeprefix("…")) == cs + 200
         assert docs.paragraph("no-such-unit", quote) is None
         assert docs.paragraph(uid, "zebras migrate across the Serengeti every spring") is None
+        # the window is read to its end: the connection takes other work after it (a report
+        # fetches many units at once through a registered table; DuckDB 2 refused it before)
+        docs.paragraph(uid, quote)
+        import pyarrow as pa
+
+        docs.reader.con.register("provrag_after_paragraph", pa.table({"v": ["x"]}))
     finally:
         docs.close()
 
