@@ -169,11 +169,11 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
         trace["method"], trace["method_why"] = chosen, why
         trace["requested_method"] = method
 
-        def run_route(route, use, sub, restrict):
+        def run_route(route, use, sub, restrict, said=()):
             if route == "basic" and restrict is not None:
-                return basic_search(reader, question, use, engine, sub, restrict=restrict)
+                return basic_search(reader, question, use, engine, sub, restrict=restrict, said=said)
             if route == "local" and restrict is not None:
-                return local_search(reader, question, use, engine, sub, entities, restrict=restrict)
+                return local_search(reader, question, use, engine, sub, entities, restrict=restrict, said=said)
             return run_method(route, reader, question, use, engine, sub, entities)
 
         def check_route(found, sub):

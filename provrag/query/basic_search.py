@@ -9,15 +9,16 @@ from provrag.query.retrieve import neighbours, retrieve_units
 
 
 def basic_search(reader, question: str, cfg: Config, engine, trace, context_units: int | None = None,
-                 restrict: list[str] | None = None) -> SearchResult:
+                 restrict: list[str] | None = None, said=()) -> SearchResult:
     """`context_units`: how many retrieved units the engine reads (default [search]
     context_units; ask's wider retries read more); `restrict`: only these units (ask's retry
-    over the section around the best page)."""
+    over the section around the best page, or over the documents the question names, whose
+    naming terms are `said`: query/named.py)."""
     k = int(cfg.search.top_k_units)
     n_ctx, pool = int(context_units or cfg.search.context_units), int(cfg.search.candidate_pool)
     pool = max(pool, n_ctx)
     with trace.stage("exploration") as d:
-        ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), pool=pool, restrict=restrict)
+        ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), pool=pool, restrict=restrict, said=said)
         d["candidates"] = candidate_view(ret)
         d["retrieval"] = {"channels": ret.channels, "ms": ret.timings_ms}
     with trace.stage("focus") as d:

@@ -188,10 +188,22 @@ def engine_answer(engine, question: str, context: list[dict], extra: list[dict],
         coverage = assess(question, [c["text"] for c in context], ret.idf, int(bm25.get("n_units") or 0),
                           bm25.get("spelling") or {}, semantic=False).confidence
         d["coverage"] = coverage
-    ans = engine.answer(question, records, QueryTerms(list(ret.query_terms), ret.idf, coverage, unseen_terms(question, ret)))
+    ans = engine.answer(question, records, QueryTerms(list(ret.query_terms), answer_idf(ret), coverage,
+                                                      unseen_terms(question, ret)))
     if ans.details:
         d["extract"] = ans.details
     return ans
+
+
+def answer_idf(ret) -> dict[str, float]:
+    """The idf the answer's sentences are scored with: retrieval's, but 0 for the terms that named
+    the documents read (`ret.said`). Inside microtype.pdf every sentence is about microtype, yet its
+    index-wide idf is high (few units of the other manuals hold it), so a sentence that merely says
+    "microtype" outscored one that answers ("How do I enable font expansion with microtype?" was
+    answered by how to disable it). Only the answer's scoring drops them: the coverage gate and the
+    question's unseen terms read the index-wide idf (bench/results/named-terms-2026-11-29.md)."""
+    said = set(getattr(ret, "said", None) or ())
+    return {t: (0.0 if t in said else v) for t, v in ret.idf.items()} if said else ret.idf
 
 
 def unseen_terms(question: str, ret) -> list[str]:

@@ -79,8 +79,8 @@ def _better(a: SearchResult, b: SearchResult | None) -> bool:
 
 def search_with_retries(reader, question: str, cfg: Config, engine, trace, chosen: str, entities,
                         run_route: Callable, check: Callable | None = None) -> tuple[SearchResult, str]:
-    """(the kept attempt's result, its route). `run_route(route, cfg, trace, restrict)` runs one
-    search; `check(result, trace)` checks its answer (ask's answer check) and may turn it into
+    """(the kept attempt's result, its route). `run_route(route, cfg, trace, restrict, said)` runs one
+    search (`said`: the terms that named the documents `restrict` confines it to, or []); `check(result, trace)` checks its answer (ask's answer check) and may turn it into
     an abstention. Every attempt is recorded in trace["attempts"]; the kept one's stages are
     appended to the trace's."""
     from provrag.query.trace import Trace
@@ -103,9 +103,10 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
         t0 = time.perf_counter()
         scope: dict = {}
         restrict = None
+        said: list[str] = []   # the terms that named the documents read (named.py): no sentence there differs by them
         use = cfg
         if route == "named":
-            restrict = named.unit_ids
+            restrict, said = named.unit_ids, named.terms
             scope = named.to_json()
         elif route == "wide":
             use = wide_config(cfg)
@@ -121,10 +122,10 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
                                               reader_sentences=s.reader_sentences * 2))
             scope = {"around": best[0], "units": len(restrict)}
         if confined and route in ("local", "basic", "wide"):
-            restrict = named.unit_ids
+            restrict, said = named.unit_ids, named.terms
             scope = {**scope, "documents": named.documents}
         found = run_route(chosen if route == "named" else route if route in ("global", "local") else "basic",
-                          use, sub, restrict)
+                          use, sub, restrict, said)
         if check is not None and not found.abstained:
             found = check(found, sub)
         data = sub.finish()

@@ -77,8 +77,9 @@ def _citation(entity_ids: list[int], rel_ids: list[int], sources: list[int]) -> 
 
 
 def local_search(reader, question: str, cfg: Config, engine, trace, entities: list[dict] | None = None,
-                 restrict: list[str] | None = None) -> SearchResult:
-    """`restrict`: only these units (ask's first attempt over the documents the question names)."""
+                 restrict: list[str] | None = None, said=()) -> SearchResult:
+    """`restrict`: only these units (ask's first attempt over the documents the question names);
+    `said`: the question's terms that named those documents (query/named.py)."""
     scfg = cfg.search
     k = int(scfg.top_k_units)
     n_ctx, pool = int(scfg.context_units), int(scfg.candidate_pool)
@@ -91,7 +92,8 @@ def local_search(reader, question: str, cfg: Config, engine, trace, entities: li
             for u in e["text_unit_ids"]:
                 unit_ents.setdefault(u, []).append(int(e["human_readable_id"]))
         boost = {u: boost_w * min(len(v), 2) / 2 for u, v in unit_ents.items()}
-        ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), boost=boost, pool=pool, restrict=restrict)
+        ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), boost=boost, pool=pool, restrict=restrict,
+                             said=said)
         titles = [e["title"] for e in ents]
         rels = entity_relationships(con, titles)
         reports = []

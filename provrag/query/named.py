@@ -27,9 +27,12 @@ class NamedScope:
     """The documents a question names and the text units they hold (ask's `named` attempt)."""
     documents: list[str] = field(default_factory=list)   # their file names, in the index's order (all named alike)
     unit_ids: list[str] = field(default_factory=list)
+    # the index terms of the question's words that named them ("listings", "package"): every
+    # sentence of these documents is about them, so within the scope they tell no sentence apart
+    terms: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"documents": self.documents, "units": len(self.unit_ids)}
+        return {"documents": self.documents, "units": len(self.unit_ids), "terms": self.terms}
 
 
 def named_scope(con, index_path, question: str) -> NamedScope | None:
@@ -52,14 +55,16 @@ def named_scope(con, index_path, question: str) -> NamedScope | None:
     for i in {i for w in asked for i in by_word.get(w, ())}:
         shares[i] = max((share(name, asked, idf) for name in names[i]), default=0.0)
     top = max(shares)
-    named = [d for d, s in zip(documents, shares) if s > MIN_SHARE and s == top]
+    picked = [i for i, s in enumerate(shares) if s > MIN_SHARE and s == top]
+    named = [documents[i] for i in picked]
     if not named or len(named) == len(documents):
         return None
     rows = con.execute("""SELECT id FROM text_units WHERE document_id IN (SELECT unnest(?::VARCHAR[]))
                           ORDER BY human_readable_id""", [[d["id"] for d in named]]).fetchall()
     if not rows:
         return None
-    return NamedScope([PurePosixPath(d["path"]).name or d["title"] for d in named], [r[0] for r in rows])
+    said = sorted({t for i in picked for name in names[i] for w, t in name if t and w in asked})
+    return NamedScope([PurePosixPath(d["path"]).name or d["title"] for d in named], [r[0] for r in rows], said)
 
 
 # the documents' names as weighed words, per index and its content (a server asks many questions

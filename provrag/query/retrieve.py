@@ -41,6 +41,7 @@ class Retrieval:
     timings_ms: dict = field(default_factory=dict)
     query_terms: dict = field(default_factory=dict)   # index terms of the question (spelling-fixed)
     idf: dict = field(default_factory=dict)           # their BM25 idf, for sentence scoring
+    said: list = field(default_factory=list)          # those that named the documents read (query/named.py)
 
 
 def _ms(t0: float) -> float:
@@ -267,11 +268,14 @@ def fusion_parts(lex: dict[str, float], den: dict[str, float], weight: float) ->
 
 
 def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, pool: int = 100,
-                   restrict: list[str] | None = None, boost: dict[str, float] | None = None) -> Retrieval:
+                   restrict: list[str] | None = None, boost: dict[str, float] | None = None,
+                   said=()) -> Retrieval:
     """Top-k text units for the question, fused from BM25 and embedding similarity.
 
-    restrict: only these unit ids (local search's entity neighbourhood); boost: extra score
-    per unit id added after fusion (local search's entity matches).
+    restrict: only these unit ids (the documents a question names, the section around a page);
+    boost: extra score per unit id added after fusion (local search's entity matches); said:
+    the question's terms that named the documents `restrict` holds, kept on the result for
+    the answer's sentence scoring (query/context.py), not used to rank units here.
     """
     scfg = cfg.search
     k = int(k or scfg.top_k_units)
@@ -356,4 +360,4 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
     explain_units(reader, cands, question, qterms, fixes, stats, parts, boost, emb if den else None)
     timings["why"] = _ms(t0)
     idf = lexical.idf_of(con, stats, qterms)
-    return Retrieval(cands, channels, timings, qterms, idf)
+    return Retrieval(cands, channels, timings, qterms, idf, [t for t in said if t in qterms])

@@ -111,7 +111,7 @@ def test_the_first_route_that_answers_is_kept_and_every_attempt_recorded(small_i
     outcomes = {"local": (True, 0.2), "basic": (True, 0.3), "wide": (False, 0.8)}
     seen = []
 
-    def run_route(route, use, sub, restrict):
+    def run_route(route, use, sub, restrict, said=()):
         name = "wide" if use.search.context_units > load_config().search.context_units else route
         seen.append((name, use.search.context_units))
         with sub.stage("synthesis") as d:

@@ -46,6 +46,22 @@ def test_a_package_s_own_manual_answers_before_another_that_mentions_it(four_man
     assert first["route"] == "named" and first["scope"]["documents"] == ["listings.pdf"] and first["kept"]
 
 
+def test_the_words_that_name_the_manual_tell_none_of_its_sentences_apart(four_manuals_index):
+    """Inside microtype.pdf every sentence is about microtype. Scored with "microtype"'s idf over
+    the whole index (high: few units of the other manuals hold it), p. 9's "… you could for instance
+    temporarily disable font expansion by saying: \\microtypesetup{expansion=false}" led the answer
+    to how to enable it, for holding "microtype" and "expansion". The named attempt scores the answer's
+    sentences without the terms that named the manual, and leads with p. 5, section 3.1, "Enabling
+    the micro-typographic features", whose options turn expansion on."""
+    res = run_ask("How do I enable font expansion with microtype?", four_manuals_index, load_config(), save=False)
+    first = res.trace["attempts"][0]
+    assert first["route"] == "named" and first["scope"]["terms"] == ["microtyp"] and first["kept"]
+    assert not res.abstained
+    assert (Path(res.sources[0].path).name, res.sources[0].page_start) == ("microtype.pdf", 5)
+    assert res.answer.startswith("3.1 Enabling the micro-typographic features")
+    assert "disable font expansion by saying" not in res.answer
+
+
 def test_when_the_named_manual_does_not_answer_the_whole_index_is_read(four_manuals_index):
     """The named attempt comes before the routes an unnamed question takes and spends none of
     their retries: when it abstains, basic search, its wider retry and the section around the
