@@ -270,3 +270,20 @@ def four_manuals_index(tmp_path_factory, texlive_package) -> Path:
     out = tmp_path_factory.mktemp("four-manuals-index") / "idx"
     run_index(texlive_package, out, load_config())
     return out
+
+
+@pytest.fixture
+def unit_fetches(monkeypatch) -> list[str]:
+    """The ids of every text unit row read from an index while the test runs (store/units._fetch),
+    in order: a unit read twice appears twice."""
+    from provrag.store import units
+
+    read: list[str] = []
+    fetch = units._fetch
+
+    def spy(reader, ids, positions, rows):
+        read.extend(ids)
+        return fetch(reader, ids, positions, rows)
+
+    monkeypatch.setattr(units, "_fetch", spy)
+    return read

@@ -10,7 +10,6 @@ import pytest
 from bench import million
 from provrag.config import load_config
 from provrag.query import retrieve
-from provrag.store import units as store_units
 from provrag.store.neighbours import NEIGHBOURS, neighbours_by_row
 from provrag.store.postings import folder_of
 from provrag.store.reader import open_index
@@ -61,16 +60,9 @@ def test_build_writes_the_neighbours_the_sql_window_gives(built, monkeypatch):
     assert sum(nxt is None for nxt, _ in by_row.values()) == 3
 
 
-def test_warm_asks_read_each_unit_row_once_as_a_servers_reader_does(built, shared, monkeypatch):
+def test_warm_asks_read_each_unit_row_once_as_a_servers_reader_does(built, shared, unit_fetches):
     index, _ = built
-    read: list[str] = []
-    real = store_units._fetch
-
-    def spy(reader, ids, positions, rows):
-        read.extend(ids)
-        return real(reader, ids, positions, rows)
-
-    monkeypatch.setattr(store_units, "_fetch", spy)
+    read = unit_fetches
     with open_index(index) as r:
         timed = million.warm_asks(r, index, million.questions(shared, 3), load_config())
         assert getattr(r, "kept_units", None) is None      # the reader is left as it was lent

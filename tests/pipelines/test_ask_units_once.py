@@ -3,18 +3,10 @@ retrieval, the answer's context, its citations and the answer check meet the sam
 and a server's reader keeps them (store/units.KeptUnits); the CLI's own reader now does too."""
 from provrag.config import load_config
 from provrag.pipelines.ask import run_ask
-from provrag.store import units
 
 
-def test_a_cli_ask_reads_each_unit_row_once(sample_index, monkeypatch):
-    read: list[str] = []
-    fetch = units._fetch
-
-    def spy(reader, ids, positions, rows):
-        read.extend(ids)
-        return fetch(reader, ids, positions, rows)
-
-    monkeypatch.setattr(units, "_fetch", spy)
+def test_a_cli_ask_reads_each_unit_row_once(sample_index, unit_fetches):
+    read = unit_fetches
     res = run_ask("Who leads the Halcyon commissioning team?", sample_index, load_config(), save=False)
     assert res.citations and res.sources            # answered, cited, checked: units were read
     assert read and len(read) == len(set(read))     # none twice
