@@ -27,7 +27,7 @@ class NamedScope:
     """The documents a question names and the text units they hold (ask's `named` attempt)."""
     documents: list[str] = field(default_factory=list)   # their file names, in the index's order (all named alike)
     unit_ids: list[str] = field(default_factory=list)
-    # the index terms of the question's words that named them ("listings", "package"): every
+    # the index terms of the question's words that named them ("listings" → "list"): every
     # sentence of these documents is about them, so within the scope they tell no sentence apart
     terms: list[str] = field(default_factory=list)
 
