@@ -81,8 +81,9 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
                         run_route: Callable, check: Callable | None = None) -> tuple[SearchResult, str]:
     """(the kept attempt's result, its route). `run_route(route, cfg, trace, restrict, said)` runs one
     search (`said`: the terms that named the documents `restrict` confines it to, or []);
-    `check(result, trace)` checks its answer (ask's answer check) and may turn it into an abstention. Every attempt is recorded in trace["attempts"]; the kept one's stages are
-    appended to the trace's."""
+    `check(result, trace)` checks its answer (ask's answer check) and may turn it into an
+    abstention. Every attempt is recorded in trace["attempts"]; the kept one's stages are appended
+    to the trace's."""
     from provrag.query.trace import Trace
 
     routes = [chosen] + next_routes(chosen)[:int(cfg.search.retries)]
