@@ -169,7 +169,7 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
         trace["method"], trace["method_why"] = chosen, why
         trace["requested_method"] = method
 
-        def run_route(route, use, sub, restrict, said=()):
+        def run_route(route, use, sub, restrict, said):
             if route == "basic" and restrict is not None:
                 return basic_search(reader, question, use, engine, sub, restrict=restrict, said=said)
             if route == "local" and restrict is not None:

@@ -202,7 +202,7 @@ def answer_idf(ret) -> dict[str, float]:
     "microtype" outscored one that answers ("How do I enable font expansion with microtype?" was
     answered by how to disable it). Only the answer's scoring drops them: the coverage gate and the
     question's unseen terms read the index-wide idf (bench/results/named-terms-2026-11-29.md)."""
-    said = set(getattr(ret, "said", None) or ())
+    said = set(ret.said)
     return {t: (0.0 if t in said else v) for t, v in ret.idf.items()} if said else ret.idf
 
 
