@@ -43,10 +43,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from provrag.text.sentences import split_sentences  # noqa: E402
 
-# Debian package, version, sha256 of the .deb (bookworm's; the file apt-get download leaves)
+# Debian package, version, sha256 of the .deb (bookworm's; the file apt-get download leaves);
+# vim-doc is train/howto_pairs.py's
 DEBS = {
     "python3.11-doc": ("3.11.2-6+deb12u9", "5b3594189d6ef9a6963ce0347fd307a1cc67620ad697e144db366070e2e146be"),
     "postgresql-doc-15": ("15.20-0+deb12u1", "4c44bf2c599f208b3f46454a6cf7a72e25ec46ff74d37b59dd31ad76b00eebb7"),
+    "vim-doc": ("2:9.0.1378-2+deb12u2", "6a7e9419d1e249ab5eabd4753bf600e807ccd564dbd9621d0fb90fa30d25e36d"),
 }
 PY_HTML = "usr/share/doc/python3.11/html"
 PG_HTML = "usr/share/doc/postgresql-doc-15/html"
@@ -77,7 +79,7 @@ def fetch_deb(package: str, cache: Path, downloads: list[Path]) -> Path:
     version, want = DEBS[package]
     work = cache / "debs" / "downloads"
     work.mkdir(parents=True, exist_ok=True)
-    pattern = f"{package}_{version}_all.deb"
+    pattern = f"{package}_{version.replace(':', '%3a')}_all.deb"  # an epoch's colon is %3a in the file name
     found = [p for folder in [work, *downloads] for p in sorted(folder.glob(pattern))]
     if not found:
         apt_download(package, version, work)

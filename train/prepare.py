@@ -16,7 +16,8 @@ a listed record's knowledge; SQuAD v1.1 dev is never read.
 Every group (article, page title, HaluEval record) lands in exactly one split by a hash of its
 name: train 80 %, calib 10 % (temperature scaling, early choice), test 10 % (held-out scores),
 so no article, page or story is on both sides. With --docs, answer pairs from Debian's Python
-and PostgreSQL manuals are added after all of these (train/docs_pairs.py). Pairs per task:
+and PostgreSQL manuals are added after all of these (train/docs_pairs.py); with --howto, "how do I"
+pairs from Vim's FAQ after those (train/howto_pairs.py). Pairs per task:
 
 - answer    (question, sentence, paragraph) → 1 if the sentence holds the annotated answer.
             Negatives are the hard ones: the other sentences of the same paragraph and of the
@@ -51,6 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from provrag.text.sentences import split_sentences  # noqa: E402  (the splitter ask uses at run time)
 from docs_pairs import doc_pairs  # noqa: E402  (train/ is the script's folder)
+from howto_pairs import howto_pairs  # noqa: E402
 from fetch import CACHE, DOWNLOADS, fetch  # noqa: E402
 
 EXCLUDE = Path(os.environ.get("PROVRAG_TRAIN_EXCLUDE", ROOT.parent / "shared" / "eval" / "train-exclude"))
@@ -318,6 +320,9 @@ def main() -> None:
     ap.add_argument("--docs", action="store_true",
                     help="add answer pairs from Debian's Python and PostgreSQL manuals (train/docs_pairs.py; drawn "
                          "only with train.py --answer-mix docs=SHARE; not in the shipped reader)")
+    ap.add_argument("--howto", action="store_true",
+                    help="add \"how do I\" answer pairs from Vim's FAQ (train/howto_pairs.py; source \"howto\", "
+                         "drawn with train.py --answer-mix howto=SHARE; not in the shipped reader)")
     args = ap.parse_args()
     if not EXCLUDE.is_dir():
         sys.exit(f"the evaluation items to drop are not at {EXCLUDE} (set PROVRAG_TRAIN_EXCLUDE): not training without them")
@@ -328,6 +333,8 @@ def main() -> None:
             + knowledge_conflicts(members, rng, counts))
     if args.docs:  # last, so the rows above are byte for byte those of a run without them
         rows += doc_pairs(rng, counts, CACHE, DOWNLOADS, split_of, pick_hard)
+    if args.howto:  # after the docs pairs, so those stay byte for byte the same
+        rows += howto_pairs(rng, counts, CACHE, DOWNLOADS, split_of, pick_hard)
     out = CACHE / "data"
     out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "calib", "test"):
