@@ -212,6 +212,16 @@ class Reader:
         passes of a question), with the same logits bit for bit (tests/learned/test_reader_parallel.py)."""
         from provrag.cores import cores_now
 
+        # a pair read alone is a function of the pair, so a pair asked twice is read once: a
+        # verify's judge asks the claim head about the same (claim, span) for the claim's cited and
+        # retrieved evidence alike (329 pairs asked, 70 distinct, over 32 claims on ~9,500 units)
+        keys = list(zip(firsts, seconds, contexts or [None] * len(firsts)))
+        distinct = list(dict.fromkeys(keys))
+        if len(distinct) < len(keys):
+            at = {k: n for n, k in enumerate(distinct)}
+            once = self._run(head, [k[0] for k in distinct], [k[1] for k in distinct],
+                             [k[2] for k in distinct] if contexts is not None else None)
+            return once[[at[k] for k in keys]]
         rows = self.encoder.rows(firsts, seconds, int(self.max_length[head]), contexts)
         index = {"answer": 0, "relevance": 1, "claim": 2}[head]
 

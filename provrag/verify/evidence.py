@@ -94,21 +94,31 @@ def cited_units(reader, claim: Claim, k: int) -> tuple[list[tuple[str, int, list
     """The claim's citations resolved one id at a time: [(kind, id, [(unit id, via)])] — the
     units each id reaches, best `k` first — and the ids the index does not hold."""
     from provrag.query.citations import Ref
-    from provrag.query.resolve import resolve_refs
+    from provrag.query.resolve import resolve_each
 
+    one_each = [Ref(ref.kind, [i]) for ref in claim.refs for i in dict.fromkeys(ref.ids)]
+    try:
+        resolved = resolve_each(reader, one_each, claim.text, top_k=k)
+    except Exception:  # a broken table must not take the whole check down: one id at a time says which
+        resolved = [_resolve_alone(reader, ref, claim.text, k) for ref in one_each]
     per_citation: list[tuple[str, int, list[tuple[str, str]]]] = []
     unresolved: list[dict] = []
-    for ref in claim.refs:
-        for i in dict.fromkeys(ref.ids):
-            try:
-                sources, unres = resolve_refs(reader, [Ref(ref.kind, [i])], claim.text, top_k=k)
-                unresolved.extend({"kind": u.kind, "id": u.id, "sentence_index": u.sentence_index, "reason": u.reason}
-                                  for u in unres)
-            except Exception as e:  # a broken table must not take the whole check down
-                sources = []
-                unresolved.append({"kind": ref.kind, "id": i, "reason": str(e).splitlines()[0][:120]})
-            per_citation.append((ref.kind, i, [(s.text_unit_id, s.via or "") for s in sources]))
+    for ref, (sources, unres) in zip(one_each, resolved):
+        unresolved.extend({"kind": u.kind, "id": u.id, "sentence_index": u.sentence_index, "reason": u.reason}
+                          for u in unres)
+        per_citation.append((ref.kind, ref.ids[0], [(s.text_unit_id, s.via or "") for s in sources]))
     return per_citation, unresolved
+
+
+def _resolve_alone(reader, ref, text: str, k: int) -> tuple[list, list]:
+    """One id's sources, or none with the error as its unresolved reason."""
+    from provrag.query.resolve import resolve_refs
+    from provrag.results import Unresolved
+
+    try:
+        return resolve_refs(reader, [ref], text, top_k=k)
+    except Exception as e:
+        return [], [Unresolved(ref.kind, ref.ids[0], None, str(e).splitlines()[0][:120])]
 
 
 def evidence_of(row: UnitRow, verdict: Verdict, via: str, route: str, parts: tuple[str, str] | None = None) -> Evidence:

@@ -14,7 +14,7 @@ from provrag.query import resolve as resolve_mod
 from provrag.query.citations import Ref
 from provrag.store.reader import open_index
 from provrag.store.units import fetch_units
-from provrag.query.resolve import resolve_answer, resolve_refs, seam_text
+from provrag.query.resolve import resolve_answer, resolve_each, resolve_refs, seam_text
 from provrag.results import Unresolved
 from provrag.text.similarity import content_words, fold
 from tests.shared_material import DULCE_ANSWERS
@@ -112,6 +112,23 @@ def test_old_graphrag_sources_offer_both_numberings(dulce, dulce_v3):
     with open_index(dulce_v3) as r:  # v3: human_readable_id only
         srcs, unres = resolve_refs(r, [Ref("Sources", [0, 5])], "the team", top_k=10)
     assert {s.text_unit for s in srcs} == {0} and [(u.kind, u.id) for u in unres] == [("Sources", 5)]
+
+
+@pytest.mark.parametrize("name", DULCE_ANSWERS)
+def test_each_id_resolved_in_one_pass_equals_each_id_alone(dulce, name):
+    """verify resolves a claim's citations one id at a time, all in one pass (resolve_each): the
+    same sources and unresolved ids as resolving each id on its own."""
+    reader, answer = _load(dulce, name)
+    with reader:
+        res = resolve_answer(reader, answer, top_k=3)
+        sentence = res.citations[0].sentence
+        refs = [Ref(c.kind, [i]) for c in res.citations for i in c.ids] + [Ref("Entities", [99999])]
+        together = resolve_each(reader, refs, sentence, top_k=3)
+        alone = [resolve_refs(reader, [ref], sentence, top_k=3) for ref in refs]
+    assert together == alone
+    assert together[-1] == ([], [Unresolved("Entities", 99999, None, "no such id in entities")])
+    n_pairs, absent = EXPECTED[name]
+    assert (sum(len(sources) for sources, _ in together) > 0) == (n_pairs > len(absent))
 
 
 def test_top_k_and_claims_chain(dulce):
