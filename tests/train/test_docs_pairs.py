@@ -5,7 +5,6 @@ sha256), as `make train` does; PROVRAG_TRAIN_DEBS may name a folder already hold
 """
 from __future__ import annotations
 
-import os
 import random
 import sys
 from collections import Counter
@@ -20,10 +19,8 @@ import prepare  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def unpacked(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("train-cache")
-    given = [Path(p) for p in os.environ.get("PROVRAG_TRAIN_DEBS", "").split(os.pathsep) if p]
-    return {pkg: docs_pairs.fetch_deb(pkg, cache, given) for pkg in docs_pairs.DEBS}, cache, given
+def unpacked(debs):
+    return debs("python3.11-doc", "postgresql-doc-15")
 
 
 def test_the_faq_questions_are_answered_by_their_first_sentence(unpacked):

@@ -6,7 +6,6 @@ does; PROVRAG_TRAIN_DEBS may name a folder already holding the .deb file.
 from __future__ import annotations
 
 import gzip
-import os
 import random
 import sys
 from collections import Counter
@@ -16,17 +15,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "train"))
-import docs_pairs  # noqa: E402
 import howto_pairs  # noqa: E402
 import prepare  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def vim_doc(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("train-cache")
-    given = [Path(p) for p in os.environ.get("PROVRAG_TRAIN_DEBS", "").split(os.pathsep) if p]
-    root = docs_pairs.fetch_deb("vim-doc", cache, given)
-    return root, cache, given
+def vim_doc(debs):
+    roots, cache, given = debs("vim-doc")
+    return roots["vim-doc"], cache, given
 
 
 def test_the_faq_reads_into_its_how_do_i_questions_with_their_answers(vim_doc):
