@@ -91,8 +91,9 @@ def retrieve(reader, query: str, cfg: Config, k: int) -> tuple[list[tuple[str, f
 
 
 def cited_units(reader, claim: Claim, k: int) -> tuple[list[tuple[str, int, list[tuple[str, str]]]], list[dict]]:
-    """The claim's citations resolved one id at a time: [(kind, id, [(unit id, via)])] — the
-    units each id reaches, best `k` first — and the ids the index does not hold."""
+    """The claim's citations, each id resolved on its own (all in one pass):
+    [(kind, id, [(unit id, via)])] — the units each id reaches, best `k` first — and the ids the
+    index does not hold."""
     from provrag.query.citations import Ref
     from provrag.query.resolve import resolve_each
 

@@ -138,3 +138,28 @@ def test_the_cited_units_verdict_comes_first():
     # a citation that says neither (a wrong one, or none): RefChecker's rule over every unit
     assert claim_verdict(["unsupported"], ["unsupported", "supported"]) == "supported"
     assert claim_verdict([], ["contradicted", "unsupported"]) == "contradicted"
+
+
+def test_a_failing_pass_over_a_claims_citations_still_names_the_id_that_broke(v1, monkeypatch):
+    """cited_units resolves a claim's ids in one pass; when that pass fails, it resolves them one
+    at a time, so the ids that resolve keep their units and the one that breaks is named."""
+    from provrag.query import resolve as resolve_mod
+    from provrag.query.citations import Ref
+    from provrag.verify.claims import Claim
+    from provrag.verify.evidence import cited_units
+
+    claim = Claim("Alex Mercer and Taylor Cruz led the team.", (0, 10), refs=[Ref("Entities", [0, 1])])
+    with open_index(v1) as r:
+        together = cited_units(r, claim, 3)
+        real = resolve_mod.resolve_refs
+
+        def broken_for_one(reader, refs, sentence, **kw):
+            if refs[0].ids == [1]:
+                raise RuntimeError("table entities is damaged\nmore")
+            return real(reader, refs, sentence, **kw)
+        monkeypatch.setattr(resolve_mod, "resolve_each", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("x")))
+        monkeypatch.setattr(resolve_mod, "resolve_refs", broken_for_one)
+        alone = cited_units(r, claim, 3)
+    assert together[0][0] == alone[0][0] and together[0][0][2]   # entity 0: the same units either way
+    assert alone[0][1] == ("Entities", 1, [])
+    assert alone[1] == [{"kind": "Entities", "id": 1, "sentence_index": None, "reason": "table entities is damaged"}]
