@@ -45,8 +45,9 @@ ACCESS_LINE = re.compile(r'"POST (/v1/\S+) HTTP/1\.[01]" (\d{3})')
 TEST_KEY = "sk-provrag-real-llm-Vn52-do-not-leak-4417"
 TEST_KEY_ENV = "PROVRAG_REAL_LLM_KEY"
 # what the README's local-model walk-through sets for a small model on a CPU: replies it can finish
-# (a model that loops writes to the end of its budget, at ~50 tokens/s on one core)
-SMALL_MODEL_REPLY_BUDGETS = {"extract": 600, "report": 800}
+# (a model that loops writes to the end of its budget, at ~50 tokens/s on one core; a cut answer is
+# asked again with twice the budget, and ask may try three routes: 800 tokens made a question cost 4 min)
+SMALL_MODEL_REPLY_BUDGETS = {"extract": 600, "report": 800, "answer": 300}
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "upgrade"}
 
 
