@@ -2,9 +2,10 @@
 
 usage: python bench/fuzz.py [--out FILE] [--tests PATH ...] [--stop-after S] [-- extra pytest arguments]
 
-Runs `pytest -m fuzz tests/attack` with PROVRAG_FUZZ=full (Schemathesis: every operation, valid and
+Runs `pytest -m fuzz tests/attack tests/pipelines/test_reliability.py` with PROVRAG_FUZZ=full (Schemathesis: every operation, valid and
 invalid data, 150 cases each, with and without the token; the MCP attacks; every property at its
-large count; 30 kill -9 trials of an update while `provrag serve` answers; the short soak), each
+large count; 30 kill -9 trials of an update while `provrag serve` answers; the short soak; 1,000
+fuzzed citations and answers through resolve and verify), each
 test appending what it ran to a counts file; then writes bench/results/fuzz-<date>-<commit>.json
 and .md: the commit it ran at, the machine's load (sampled every 30 s), pytest's outcome per test,
 operations x cases fuzzed and failures, property examples per property, crash trials and
@@ -133,8 +134,9 @@ def main() -> int:
     ap.add_argument("--merge", type=Path, action="append", default=[],
                     help="also count the rows of this counts file (tests of tests/attack run apart, e.g. the crash "
                          "trials with PROVRAG_FUZZ=full PROVRAG_FUZZ_COUNTS=FILE pytest tests/attack/test_crash.py)")
-    ap.add_argument("--tests", nargs="+", default=["tests/attack"],
-                    help="what pytest runs, in this order (default: tests/attack); e.g. the files one by one, the "
+    ap.add_argument("--tests", nargs="+", default=["tests/attack", "tests/pipelines/test_reliability.py"],
+                    help="what pytest runs, in this order (default: tests/attack, then the 1,000-example "
+                         "fuzz of tests/pipelines/test_reliability.py); e.g. the files one by one, the "
                          "ones that matter most first, on a machine that may not give the run its whole time")
     ap.add_argument("--stop-after", type=float, default=None, metavar="S",
                     help="interrupt pytest (SIGINT) after S seconds: the tests that finished are recorded, the "

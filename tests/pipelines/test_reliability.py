@@ -12,7 +12,8 @@ citations and answers, and the API key never written anywhere.
   ok; this pins every one of them, mixed in at the top level).
 - fuzz: hypothesis citation strings and answers through resolve_answer (what `provrag
   resolve` calls) and verify_answer / run_verify (what `provrag verify` calls): no exception.
-  A short run is part of the normal suite, the 1,000-example runs are marked slow.
+  A short run is part of the normal suite; the 1,000-example runs are `make fuzz`'s (marked fuzz,
+  run only with PROVRAG_FUZZ=full: 76 s of the suite's time for what the short runs already check).
 - key: with a distinctive key in the environment variable [llm] api_key_env names, index +
   ask + verify through the CLI, then every file under the work folder (index, its cache and
   queries, stale temp folders, XDG data and cache homes — parquet read back, gzip opened) and
@@ -38,6 +39,7 @@ pytestmark = pytest.mark.usefixtures("shared")
 
 KEY = "sk-provrag-reliability-7f3Kq9-do-not-store"
 KEY_ENV = "PROVRAG_RELIABILITY_KEY"
+FULL_FUZZ = os.environ.get("PROVRAG_FUZZ", "").strip().lower() == "full"   # `make fuzz` (bench/fuzz.py)
 KILLS = int(os.environ.get("PROVRAG_RELIABILITY_KILLS", "8"))
 SEED = int(os.environ.get("PROVRAG_RELIABILITY_SEED", "51425"))
 REAL = ("sotu-1863-lincoln.txt", "debian-developers-reference-scope.html", "asymptote-CAD.pdf")
@@ -338,6 +340,8 @@ def test_fuzzed_answers_through_run_verify(readers, text, question):
 
 
 @pytest.mark.slow
+@pytest.mark.fuzz
+@pytest.mark.skipif(not FULL_FUZZ, reason="1,000 examples: `make fuzz` (PROVRAG_FUZZ=full); the suite runs the short one")
 @settings(max_examples=1000, **FUZZ)
 @given(text=st.one_of(citation(), answer(), TEXT), which=st.integers(0, 2), top=st.integers(-2, 12))
 def test_1000_fuzzed_citations_resolve_without_exception(readers, text, which, top):
@@ -345,6 +349,8 @@ def test_1000_fuzzed_citations_resolve_without_exception(readers, text, which, t
 
 
 @pytest.mark.slow
+@pytest.mark.fuzz
+@pytest.mark.skipif(not FULL_FUZZ, reason="1,000 examples: `make fuzz` (PROVRAG_FUZZ=full); the suite runs the short one")
 @settings(max_examples=1000, **FUZZ)
 @given(text=answer(most=3), which=st.integers(0, 2), question=st.one_of(st.none(), TEXT, WORDS))
 def test_1000_fuzzed_answers_verify_without_exception(readers, text, which, question):
