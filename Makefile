@@ -67,10 +67,10 @@ serve: $(STAMP)
 	$(BIN)/provrag serve --index $(INDEX)
 
 ## make test: install what the tests need and run pytest (slow end-to-end tests included).
-## The real-model module (tests/engines/openai/test_real_llm.py, ~9 of the suite's ~36 minutes on
-## 2 cores, most of it llama.cpp generating on one core while pytest waits) runs in a second pytest
-## beside the rest, so the suite uses both cores; its report follows the main one's, and either
-## failing fails the target.
+## The real-model module (tests/engines/openai/test_real_llm.py: 9 of 36 minutes when run in line
+## on 2 cores, most of it llama.cpp generating on one core while pytest waits) runs in a second
+## pytest beside the rest, so the suite uses both cores; its report follows the main one's, and
+## either failing fails the target (tests/test_make_test.py).
 REAL_LLM_TESTS := tests/engines/openai/test_real_llm.py
 test: $(TSTAMP)
 	@log=$$(mktemp); \

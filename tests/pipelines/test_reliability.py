@@ -35,11 +35,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.attack.conftest import FULL as FULL_FUZZ   # PROVRAG_FUZZ=full: `make fuzz` (bench/fuzz.py)
+
 pytestmark = pytest.mark.usefixtures("shared")
 
 KEY = "sk-provrag-reliability-7f3Kq9-do-not-store"
 KEY_ENV = "PROVRAG_RELIABILITY_KEY"
-FULL_FUZZ = os.environ.get("PROVRAG_FUZZ", "").strip().lower() == "full"   # `make fuzz` (bench/fuzz.py)
 KILLS = int(os.environ.get("PROVRAG_RELIABILITY_KILLS", "8"))
 SEED = int(os.environ.get("PROVRAG_RELIABILITY_SEED", "51425"))
 REAL = ("sotu-1863-lincoln.txt", "debian-developers-reference-scope.html", "asymptote-CAD.pdf")
