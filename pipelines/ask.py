@@ -206,7 +206,8 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
                        has_pages=reader.kind == "provrag", abstained=found.abstained, confidence=found.confidence,
                        abstained_by=found.abstained_by, index_version=index_version, checked=found.checked,
                        removed_sentences=found.removed, raw_answer=found.raw_answer or found.answer, route=route,
-                       attempts=len(trace.data.get("attempts") or [1]))
+                       attempts=len(trace.data.get("attempts") or [1]),
+                       stopped=((trace.data.get("attempts") or [{}])[-1].get("final") if found.abstained else None))
     trace["abstained"], trace["confidence"] = found.abstained, found.confidence
     trace["abstained_by"] = found.abstained_by
     trace["index_version"] = index_version   # what its citations meant (query/since.py reads it back)

@@ -147,6 +147,7 @@ class AskResult:
     raw_answer: str | None = None          # the answer before the check
     route: str | None = None               # the route of the kept attempt (named, local, basic, wide, section; global)
     attempts: int = 1                      # routes tried (the first, and the wider retries)
+    stopped: str | None = None             # why an abstention tried no wider route (query/escalate.py: "final")
 
     def to_json(self) -> dict[str, Any]:
         return {"trace_id": self.trace_id, "question": self.question, "method": self.method, "answer": self.answer,
@@ -154,7 +155,8 @@ class AskResult:
                 "citations": [c.to_json() for c in self.citations], "sources": [s.to_json() for s in self.sources],
                 "unresolved": [u.to_json() for u in self.unresolved], "error": self.error,
                 "abstained_by": self.abstained_by, "checked": self.checked, "removed_sentences": self.removed_sentences,
-                "raw_answer": self.raw_answer, "route": self.route, "attempts": self.attempts} | _known({"llm": self.llm})
+                "raw_answer": self.raw_answer, "route": self.route, "attempts": self.attempts} | _known(
+                    {"llm": self.llm, "stopped": self.stopped})
 
 
 @dataclass

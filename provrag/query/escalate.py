@@ -26,7 +26,9 @@ trace's `attempts` (route, scope, outcome, its stages); the kept attempt's stage
 trace's own, so the provenance tables describe the answer shown. The best attempt is the first
 that answers, or, when none does, the one whose reading came closest (highest confidence):
 its closest passages are the abstention's. An abstention that says why no route can answer
-(engine_details["final"]: the document asked about could not be read) ends the search.
+(engine_details["final"], kept in its attempt's record: the document asked about could not be
+read; or "cut": the model's answer was cut at max_tokens for good, and a wider route would ask
+the same looping model again) ends the search.
 """
 from __future__ import annotations
 
@@ -129,14 +131,18 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
                           use, sub, restrict, said)
         if check is not None and not found.abstained:
             found = check(found, sub)
+        cut = found.engine_details.get("cut")
+        if found.abstained and cut and not found.engine_details.get("final"):
+            found = replace(found, engine_details={**found.engine_details, "final": cut})
+        final = found.engine_details.get("final") if found.abstained else None
         data = sub.finish()
         attempts.append({"attempt": n + 1, "route": route, "scope": scope, "abstained": found.abstained,
                          "abstained_by": found.abstained_by, "confidence": found.confidence,
                          "answer": found.answer[:400], "ms": round((time.perf_counter() - t0) * 1000, 1),
-                         "stages": data["stages"]})
+                         "stages": data["stages"], **({"final": final} if final else {})})
         if _better(found, kept):
             kept, kept_route, kept_stages = found, route, data["stages"]
-        if not found.abstained or found.engine_details.get("final"):
+        if not found.abstained or final:
             break   # an answer; or an abstention no wider route can change (it says why in "final")
     for a in attempts:
         a["kept"] = a.get("route") == kept_route and "skipped" not in a

@@ -42,6 +42,8 @@ def ask_view(result: AskResult):
         if r.get("reason"):
             line.append(f" — {r['reason']}", style="dim")
         parts.append(line)
+    if result.stopped:   # an abstention no wider route was tried for, and why
+        parts.append(Text(f"no wider route tried: {result.stopped}", style="yellow"))
     if not result.checked and not result.abstained:   # an abstention states nothing there is to check
         parts.append(Text("unchecked answer (--raw): its sentences were not judged against their sources", style="dim"))
     if result.abstained and result.sources:

@@ -104,6 +104,7 @@ def test_a_folder_question_says_which_files_could_not_be_read(with_failures):
     # a question about the unreadable file itself says so, and cites nothing
     one = _ask(with_failures, "What are the main topics covered in encrypted?")
     assert one.abstained and "encrypted.pdf could not be read" in one.answer and one.citations == []
+    assert one.attempts == 1 and one.stopped.startswith("the document asked about could not be read")
 
 
 @pytest.mark.parametrize("question,method", [

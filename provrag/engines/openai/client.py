@@ -46,6 +46,9 @@ class Reply:
     key: str
     cached: bool = False
     finish_reason: str = "stop"
+    # why this model would be cut again if asked again ("" when nothing says so): its reply was cut at
+    # max_tokens twice, or repeats itself. Kept with the cached reply, so a re-run knows it too.
+    loops: str = ""
 
 
 class _Retry(Exception):
@@ -261,17 +264,21 @@ class LLMClient:
         """One completion: from the cache when it holds this exact request, else from the server.
 
         A reply cut at max_tokens is asked once more with twice the budget; cut again, it is
-        returned with finish_reason "length" and the caller reads its complete part."""
+        returned with finish_reason "length" and the caller reads its complete part. Cut again, or
+        repeating itself, its `loops` says so: the engine's answer step stops ask's wider routes,
+        which would ask the same looping model (engine.py)."""
         params = self.params(stage, json_mode)
         key = key_of(self.model, messages, params)
         if self.cache is not None:
             hit = self.cache.get(key)
             if isinstance(hit, dict) and isinstance(hit.get("text"), str):
                 self._add(stage, cached=1)
-                return Reply(hit["text"], key, cached=True), None
+                return Reply(hit["text"], key, cached=True, loops=str(hit.get("loops") or "")), None
         reply, reason = self._complete(stage, messages, params, key, label)
         cut = reply is not None and reply.finish_reason == "length"
         if cut and (looping(reply.text) or self._bigger_never_helped(stage)):
+            reply.loops = ("cut at max_tokens (finish_reason=length) and repeats itself" if looping(reply.text) else
+                           "cut at max_tokens (finish_reason=length) at a step where twice the budget has not helped")
             self.record_note(stage, label, "reply cut at max_tokens (finish_reason=length) "
                              + ("repeats itself" if looping(reply.text) else "(asking again with a bigger budget "
                                 "has not helped this step)") + ": not asked again; its complete part is read")
@@ -285,6 +292,8 @@ class LLMClient:
                 tally[0] += 1
                 tally[1] += reply.finish_reason != "length"
             asked = f"max_tokens={bigger['max_tokens']}"
+            if again is not None and reply.finish_reason == "length":
+                reply.loops = f"cut at max_tokens twice (finish_reason=length; the second time with {asked})"
             self.record_note(stage, label, f"reply cut at max_tokens (finish_reason=length); asking with {asked} "
                                            f"failed ({why}): its complete part is read" if why else
                              f"reply cut at max_tokens (finish_reason=length), and again with {asked}: its complete "
@@ -330,10 +339,11 @@ class LLMClient:
 
         return self._attempts(stage, send, label, timeout)
 
-    def store(self, key: str, text: str) -> None:
-        """Keep a validated reply for this request key."""
+    def store(self, key: str, text: str, loops: str = "") -> None:
+        """Keep a validated reply for this request key (with Reply.loops: a re-run asking the
+        same question knows the model looped on it, and stops where the first run stopped)."""
         if self.cache is not None:
-            self.cache.put(key, {"text": text})
+            self.cache.put(key, {"text": text, **({"loops": loops} if loops else {})})
 
     # ------------------------------------------------------------ embeddings
 

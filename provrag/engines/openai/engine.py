@@ -259,7 +259,12 @@ class OpenAIEngine(Engine):
     def answer(self, question, context, terms=None):
         """The model's answer citing only the records it was shown. One that cites none is the
         model saying the records do not answer (the prompt asks it to cite nothing then): an
-        abstention, never an uncited answer shown as if it had sources."""
+        abstention, never an uncited answer shown as if it had sources.
+
+        A reply cut at max_tokens for good (cut again with twice the budget, or repeating itself:
+        client.Reply.loops) is said in details["cut"], whatever stands in for it: when the attempt
+        abstains, ask's search ends there (query/escalate.py), since each wider route would ask the
+        same looping model again — a minute a route on a small CPU server."""
         records = list(context)
         sources = [r for r in records if r.get("kind", "source") == "source"]  # what the offline engine quotes
         if records:
@@ -277,17 +282,21 @@ class OpenAIEngine(Engine):
             return ans
 
         messages = query_prompts.answer_messages(question, records)
-        got = self._item("answer", "answer", lambda: validated(self.client, "answer", "answer", messages, parse),
-                         instead)
+        notes: dict = {}
+        got = self._item("answer", "answer",
+                         lambda: validated(self.client, "answer", "answer", messages, parse, notes=notes), instead)
+        cut = {"cut": f"the model's answer was {notes['loops']}: a wider route would ask the same looping model "
+                      "again"} if notes.get("loops") else {}
         if got is None:
-            return EngineAnswer("")
+            return EngineAnswer("", details=cut)
         if isinstance(got, EngineAnswer):
+            got.details = {**got.details, **cut}
             return got
         text, cited = got
         if not cited:
             return EngineAnswer(text, details={"model_reply": text, "why": "the model's answer cites none of the "
-                                               "records: it found nothing there that answers"}, abstained=True)
-        return EngineAnswer(text)
+                                               "records: it found nothing there that answers", **cut}, abstained=True)
+        return EngineAnswer(text, details=cut)
 
     # ------------------------------------------------------------ verify
 

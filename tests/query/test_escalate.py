@@ -1,0 +1,66 @@
+"""ask's escalation (query/escalate.py) ends at an abstention no wider route can change.
+
+An engine whose answer reply was cut at max_tokens for good says so in engine_details["cut"]
+(engines/openai/engine.py): whether the engine itself abstained or ask's answer check removed
+every sentence afterwards, the abstention is final — each wider route would ask the same looping
+model again. An answer, or an abstention without it, is unchanged. The routes here are scripted
+(a global question: basic and wide follow, and no route reads the index).
+"""
+from __future__ import annotations
+
+from provrag.config import load_config
+from provrag.query.context import ABSTENTION, SearchResult
+from provrag.query.escalate import search_with_retries
+from provrag.query.trace import Trace
+
+CUT = "the model's answer was cut at max_tokens twice (finish_reason=length; the second time with max_tokens=600)"
+
+
+def escalate(outcome, check=None):
+    """(result, route, attempts) of a global question whose every route gives outcome(route)."""
+    asked = []
+
+    def run_route(route, use, sub, restrict, said):
+        asked.append(route)
+        return outcome(route)
+
+    trace = Trace("ask", "q")
+    found, route = search_with_retries(None, "q", load_config(), None, trace, "global", [], run_route, check)
+    assert len(trace.data["attempts"]) == len(asked)   # the wide route runs basic search, reading more
+    return found, route, trace.data["attempts"]
+
+
+def cut_answer(route):
+    return SearchResult("A sentence. [Data: Sources (1)]", route, engine_details={"cut": CUT}, confidence=0.9)
+
+
+def emptied(found, sub):
+    """ask's answer check removing every sentence (pipelines/ask.py `checked`): engine_details kept."""
+    from dataclasses import replace
+
+    return replace(found, answer=ABSTENTION, abstained=True, abstained_by="check", confidence=0.0)
+
+
+def test_a_cut_answer_the_check_empties_ends_the_search():
+    found, route, attempts = escalate(cut_answer, emptied)
+    assert route == "global" and len(attempts) == 1
+    assert found.abstained and found.abstained_by == "check" and found.engine_details["final"] == CUT
+    assert attempts[0]["final"] == CUT and attempts[0]["kept"]
+
+
+def test_a_cut_answer_the_engine_abstained_on_ends_the_search():
+    found, _, attempts = escalate(lambda r: SearchResult(ABSTENTION, r, engine_details={"cut": CUT}, abstained=True,
+                                                         abstained_by="engine", confidence=0.5))
+    assert len(attempts) == 1 and found.engine_details["final"] == CUT == attempts[0]["final"]
+
+
+def test_a_cut_answer_that_stands_is_unchanged():
+    found, _, attempts = escalate(cut_answer, lambda f, sub: f)
+    assert len(attempts) == 1 and not found.abstained
+    assert "final" not in found.engine_details and "final" not in attempts[0]
+
+
+def test_an_abstention_without_a_cut_reply_still_tries_the_wider_routes():
+    found, route, attempts = escalate(lambda r: SearchResult("A sentence. [Data: Sources (1)]", r), emptied)
+    assert [a["route"] for a in attempts] == ["global", "basic", "wide"] and found.abstained
+    assert not any("final" in a for a in attempts) and "final" not in found.engine_details
