@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 
 from provrag.engines.offline.answer.wording import clean
 from provrag.text.questions import answer_type
@@ -218,23 +219,42 @@ def _local_idf(qset: set[str], docs: list[list[str]]) -> dict[str, float]:
     return {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in qset}
 
 
-def _paragraphs(record: dict, qset: set[str], memo: dict[str, str]) -> list[tuple[int, int, set[str], str]]:
-    """(start, end, terms, text) of the paragraphs of a record, offsets into its text; the
-    paragraphs at either end are read whole, through the neighbouring units' text."""
-    before, text, after = record.get("previous") or "", record.get("text") or "", record.get("continuation") or ""
-    full = before + text + after
-    out = []
-    for a, b in paragraph_spans(full):
-        if b > len(before) and a < len(before) + len(text):
-            out.append((a - len(before), b - len(before), set(_unify(terms_of(full[a:b]), qset, memo)),
-                        " ".join(full[a:b].split())))
-    return out
+PARSED_RECORDS = 512   # records whose parse a process keeps (a few MB): an ask's attempts, a server's recent questions
+
+
+@lru_cache(maxsize=PARSED_RECORDS)
+def parsed_record(text: str, previous: str, continuation: str) -> tuple:
+    """What rank_sentences reads of a record before it knows the question: its sentences
+    (start, end, terms), the words that open its first sentence in the previous unit and finish
+    its last in the next (or None), and its paragraphs (start, end, terms, text).
+
+    Kept per process because it is the same at each reading: ask's wider attempts read the units
+    of the first again, and a server's questions meet the same units. rank_sentences took ~380 ms
+    of a ~1.7 s warm ask over TeX Live (cProfile, 24 served questions), mostly here: sentence and
+    paragraph splits, each record's first sentence found again in its previous unit's text.
+    Tuples, so no caller can change what the next one reads."""
+    spans = split_sentences(text)
+    rows = [(s, e, tuple(terms_of(text[s:e]))) for s, e in spans]
+    lead = _lead(text, spans, previous)
+    if lead:  # the record opens inside a sentence begun in the previous unit: score it whole
+        s0, e0, _ = rows[0]
+        rows[0] = (s0, e0, tuple(terms_of(lead + text[s0:e0])))
+    tail = _completion(text, spans, continuation)
+    if tail:  # the record's last sentence runs on into the next unit: score it whole
+        s0, e0, _ = rows[-1]
+        full = (lead if lead and len(spans) == 1 else "") + text[s0:e0] + " " + tail
+        rows[-1] = (s0, e0, tuple(terms_of(full)))
+    joined = previous + text + continuation
+    paragraphs = tuple((a - len(previous), b - len(previous), tuple(terms_of(joined[a:b])), " ".join(joined[a:b].split()))
+                       for a, b in paragraph_spans(joined) if b > len(previous) and a < len(previous) + len(text))
+    return tuple(rows), lead, tail, paragraphs
 
 
 def paragraph_texts(record: dict) -> list[str]:
     """The texts of a record's paragraphs as rank_sentences gives them to the reranker (each
     candidate's "paragraph"); index/passages.py embeds them at index time."""
-    return [p[3] for p in _paragraphs(record, set(), {})]
+    return [p[3] for p in parsed_record(record.get("text") or "", record.get("previous") or "",
+                                        record.get("continuation") or "")[3]]
 
 
 def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | None = None,
@@ -244,26 +264,19 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
     records: {"text", "citation"?, "score"? (prior relevance), ...}; returns dicts with
     record (index), start, end, sentence (cleaned), score.
     """
-    split, tails, leads = [], {}, {}
+    split, tails, leads, paragraphs = [], {}, {}, []
     for ri, r in enumerate(records):
-        text = r.get("text") or ""
-        spans = split_sentences(text)
-        split.append([(s, e, terms_of(text[s:e])) for s, e in spans])
-        lead = _lead(text, spans, r.get("previous"))
-        if lead:  # the record opens inside a sentence begun in the previous unit: score it whole
+        rows, lead, tail, paras = parsed_record(r.get("text") or "", r.get("previous") or "", r.get("continuation") or "")
+        split.append(rows)
+        paragraphs.append(paras)
+        if lead:
             leads[ri] = lead
-            s0, e0, _ = split[ri][0]
-            split[ri][0] = (s0, e0, terms_of(lead + text[s0:e0]))
-        tail = _completion(text, spans, r.get("continuation"))
-        if tail:  # the record's last sentence runs on into the next unit: score it whole
+        if tail:
             tails[ri] = tail
-            s0, e0, _ = split[ri][-1]
-            full = (leads[ri] if ri in leads and len(spans) == 1 else "") + text[s0:e0] + " " + tail
-            split[ri][-1] = (s0, e0, terms_of(full))
     qset = set(qterms or terms_of(question))
     soft: dict[str, str] = {}
-    split = [[(s, e, _unify(t, qset, soft)) for s, e, t in rec] for rec in split]
-    paragraphs = [_paragraphs(r, qset, soft) for r in records]
+    split = [[(s, e, _unify(list(t), qset, soft)) for s, e, t in rec] for rec in split]
+    paragraphs = [[(a, b, set(_unify(list(t), qset, soft)), words) for a, b, t, words in paras] for paras in paragraphs]
     scorer = Scorer(question, idf, corpus=[t for rec in split for _, _, t in rec], qterms=qterms)
     priors = [float(r.get("score") or 0.0) for r in records]
     top = max(priors, default=0.0)
