@@ -214,6 +214,8 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
     trace["answer"] = found.answer
     trace["raw_answer"] = result.raw_answer
     trace["removed_sentences"] = found.removed   # what the answer check removed, and why
+    if result.stopped:   # why no wider route was tried (the web app's trace page shows it)
+        trace["stopped"] = result.stopped
     trace["route"] = route
     trace["citations"] = [c.to_json() for c in resolved.citations]
     trace["sources"] = [s.to_json() for s in sources]

@@ -175,6 +175,8 @@ def trace_tree(t: dict, max_items: int = 8):
             where = f" ({', '.join(docs[:3])}{', …' if len(docs) > 3 else ''})" if docs else ""
             a_br.add(Text(f"{a.get('attempt')}. {a.get('route')}{where}: {outcome}{conf}" + ("  (kept)" if a.get("kept") else ""),
                           style="bold" if a.get("kept") else "dim"))
+    if t.get("stopped"):   # an abstention no wider route was tried for
+        root.add(Text(f"no wider route tried: {t['stopped']}", style="yellow"))
     srcs = t.get("sources") or []
     if srcs:
         s_br = root.add(Text("sources", style="bold"))

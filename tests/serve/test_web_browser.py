@@ -219,6 +219,17 @@ def test_a_failed_document_says_why(browser, app):
     assert browser.eval("document.querySelector('dd.status-failed').textContent") == "failed"
 
 
+def test_a_question_about_a_failed_document_says_why_no_wider_search_was_tried(browser, app):
+    browser.load(app.url + "/")
+    fill(browser, "#question", "What are the main topics covered in truncated?")
+    browser.eval("document.querySelector('#ask-form button[type=submit]').click()")
+    browser.wait("document.querySelector('#answer')")
+    assert browser.eval("document.querySelector('#answer .abstained h2').textContent") == "No answer in the index"
+    assert "truncated.pdf could not be read" in browser.eval("document.querySelector('#answer .abstained').innerText")
+    stopped = browser.eval("document.querySelector('#answer .abstained .stopped').textContent")
+    assert stopped.startswith("No wider search was tried: the document asked about could not be read"), stopped
+
+
 def test_a_document_holding_script_is_shown_as_text(browser, app):
     browser.load(app.url + "/index")
     browser.eval("[...document.querySelectorAll('table.documents a')].find(a => a.textContent == 'evil').click()")

@@ -86,11 +86,12 @@ def test_an_answer_cut_twice_that_abstains_stops_at_the_first_route_and_says_why
     assert synthesis["data"]["extract"]["cut"] == attempt["final"]
     from rich.console import Console
 
-    from provrag.views.ask import ask_view
+    from provrag.views.ask import ask_view, trace_tree
 
     console = Console(width=400, record=True)
-    console.print(ask_view(got))
-    assert f"no wider route tried: {attempt['final']}" in console.export_text()
+    console.print(ask_view(got))          # `provrag ask`
+    console.print(trace_tree(got.trace))  # `provrag trace ID`, from the stored trace
+    assert console.export_text().count(f"no wider route tried: {attempt['final']}") == 2
     assert any("and again with max_tokens=100" in e for e in out["llm"]["errors"])
 
     srv.reset()   # the same question again: the cached reply remembers the model looped
