@@ -276,11 +276,12 @@ class LLMClient:
                 return Reply(hit["text"], key, cached=True, loops=str(hit.get("loops") or "")), None
         reply, reason = self._complete(stage, messages, params, key, label)
         cut = reply is not None and reply.finish_reason == "length"
-        if cut and (looping(reply.text) or self._bigger_never_helped(stage)):
-            reply.loops = ("cut at max_tokens (finish_reason=length) and repeats itself" if looping(reply.text) else
+        repeats = cut and looping(reply.text)
+        if cut and (repeats or self._bigger_never_helped(stage)):
+            reply.loops = ("cut at max_tokens (finish_reason=length) and repeats itself" if repeats else
                            "cut at max_tokens (finish_reason=length) at a step where twice the budget has not helped")
             self.record_note(stage, label, "reply cut at max_tokens (finish_reason=length) "
-                             + ("repeats itself" if looping(reply.text) else "(asking again with a bigger budget "
+                             + ("repeats itself" if repeats else "(asking again with a bigger budget "
                                 "has not helped this step)") + ": not asked again; its complete part is read")
         elif cut:
             bigger = {**params, "max_tokens": params["max_tokens"] * 2}

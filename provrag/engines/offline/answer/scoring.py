@@ -244,17 +244,25 @@ def parsed_record(text: str, previous: str, continuation: str) -> tuple:
         s0, e0, _ = rows[-1]
         full = (lead if lead and len(spans) == 1 else "") + text[s0:e0] + " " + tail
         rows[-1] = (s0, e0, tuple(terms_of(full)))
-    joined = previous + text + continuation
-    paragraphs = tuple((a - len(previous), b - len(previous), tuple(terms_of(joined[a:b])), " ".join(joined[a:b].split()))
-                       for a, b in paragraph_spans(joined) if b > len(previous) and a < len(previous) + len(text))
+    paragraphs = tuple((a, b, tuple(terms_of(raw)), " ".join(raw.split()))
+                       for a, b, raw in _paragraph_cuts(text, previous, continuation))
     return tuple(rows), lead, tail, paragraphs
+
+
+def _paragraph_cuts(text: str, previous: str, continuation: str) -> list[tuple[int, int, str]]:
+    """(start, end, raw text) of the paragraphs of a record, offsets into its text; the
+    paragraphs at either end are read whole, through the neighbouring units' text."""
+    joined = previous + text + continuation
+    return [(a - len(previous), b - len(previous), joined[a:b]) for a, b in paragraph_spans(joined)
+            if b > len(previous) and a < len(previous) + len(text)]
 
 
 def paragraph_texts(record: dict) -> list[str]:
     """The texts of a record's paragraphs as rank_sentences gives them to the reranker (each
-    candidate's "paragraph"); index/passages.py embeds them at index time."""
-    return [p[3] for p in parsed_record(record.get("text") or "", record.get("previous") or "",
-                                        record.get("continuation") or "")[3]]
+    candidate's "paragraph"); index/passages.py embeds them at index time, one unit after another:
+    only the paragraphs are cut, and nothing is kept."""
+    return [" ".join(raw.split()) for _, _, raw in _paragraph_cuts(record.get("text") or "", record.get("previous") or "",
+                                                                  record.get("continuation") or "")]
 
 
 def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | None = None,
