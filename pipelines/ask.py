@@ -16,7 +16,7 @@ from pathlib import Path
 from provrag.config import Config
 from provrag.errors import UsageError
 from provrag.query.trace import Trace
-from provrag.results import AskResult, Source
+from provrag.results import CLOSEST_VIA, FURTHER_VIA, AskResult, Source
 from provrag.store.traces import save_trace
 
 
@@ -64,26 +64,35 @@ def order_sources(sources: list[Source], unit_rank: dict[str, int]) -> list[Sour
     return out
 
 
-CLOSEST_VIA = "closest passage (not an answer)"
-
-
-def closest_sources(reader, question: str, unit_ids: list[str]) -> list[Source]:
-    """When ask abstains, the nearest passages, shown for what they are: never citations, each
-    with its page and the sentence that shares most of the question's words."""
+def closest_sources(reader, question: str, unit_ids: list[str], via: str = CLOSEST_VIA,
+                    listed: list[Source] = (), limit: int | None = None) -> list[Source]:
+    """Passages shown for what they are, never citations: an abstention's nearest ones, or the
+    further passages an answer lists after its cited sources. Each with its page and the sentence
+    that shares most of the question's words; `listed`: sources already shown, whose units and
+    pages are not shown again; `limit`: at most this many."""
     from provrag.store.units import fetch_units
     from provrag.text.sentences import split_sentences
     from provrag.text.words import terms_of
 
+    shown = {(s.document, s.page_start) for s in listed}
+    unit_ids = [u for u in unit_ids if u not in {s.text_unit_id for s in listed}]
+    if limit is not None:
+        if limit <= 0:
+            return []
+        unit_ids = unit_ids[:4 * limit]   # a few more than wanted: some share a page already shown
     wanted = set(terms_of(question))
     rows = fetch_units(reader, unit_ids)
     out = []
     for uid in unit_ids:
         unit = rows.get(uid)
-        if unit is None:
+        if unit is None or (unit.document, unit.page_start) in shown:
             continue
+        shown.add((unit.document, unit.page_start))
         spans = split_sentences(unit.text) or [(0, len(unit.text))]
         a, b = max(spans, key=lambda sp: (len(wanted & set(terms_of(unit.text[sp[0]:sp[1]]))), -sp[0]))
-        out.append(Source.of_unit(unit, " ".join(unit.text[a:b].split()), a, b, via=CLOSEST_VIA, score=0.0))
+        out.append(Source.of_unit(unit, " ".join(unit.text[a:b].split()), a, b, via=via, score=0.0))
+        if limit is not None and len(out) >= limit:
+            break
     return out
 
 
@@ -194,6 +203,17 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
             if found.abstained:
                 sources = closest_sources(reader, question, found.closest)
                 d["closest"] = len(sources)
+            elif sources and found.method != "global":
+                # "which page says that?": when the cited page is not the one, the next best are
+                # listed after it, up to [search] sources_listed in all, each marked as not cited.
+                # Retrieval's order (the context's), not the reader's passage head: on the dev sets
+                # it puts the page that answers among the first five more often
+                # (bench/results/further-passages-2026-11-29.md)
+                units = [c["text_unit_id"] for c in found.context if c.get("text_unit_id")]
+                further = closest_sources(reader, question, list(dict.fromkeys(units)), FURTHER_VIA, sources,
+                                          int(cfg.search.sources_listed) - len(sources))
+                sources = sources + further
+                d["further"] = len(further)
             unresolved = [u.to_json() for u in resolved.unresolved]
             d["citations"] = len(resolved.citations)
             d["sources"] = len(sources)

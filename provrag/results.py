@@ -16,6 +16,10 @@ if TYPE_CHECKING:  # the row type only; results are built without importing the 
     from provrag.store.units import UnitRow
 
 VERDICTS = ("supported", "contradicted", "unsupported")
+# the `via` of the passages ask lists that are not citations (pipelines/ask.py): an abstention's
+# nearest ones, and the next most relevant pages an answer lists after its cited sources
+CLOSEST_VIA = "closest passage (not an answer)"
+FURTHER_VIA = "further passage (not cited)"
 
 
 def json_document(obj: Any) -> str:

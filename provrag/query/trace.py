@@ -15,6 +15,7 @@ import json
 import time
 from contextlib import contextmanager
 
+from provrag.results import CLOSEST_VIA, FURTHER_VIA
 from provrag.store.traces import new_id, now_iso
 
 PROV_CONTEXT = "https://openprovenance.org/prov-jsonld/context.jsonld"
@@ -131,7 +132,9 @@ def to_prov(trace: dict) -> dict:
             out = f"{base}/answer"
             for i, src in enumerate(trace.get("sources") or []):
                 sid = f"{base}/source/{i}"
-                ent = {"@type": "prov:Entity", "@id": sid, "prov:label": "cited source",
+                # an abstention's closest passages and an answer's further ones are listed, not cited
+                cited = src.get("via") not in (CLOSEST_VIA, FURTHER_VIA)
+                ent = {"@type": "prov:Entity", "@id": sid, "prov:label": "cited source" if cited else "passage listed, not cited",
                        "provrag:document": src.get("document"), "provrag:path": src.get("path"),
                        "provrag:page_start": src.get("page_start"), "provrag:page_end": src.get("page_end"),
                        "provrag:quote": src.get("quote"), "provrag:via": src.get("via"),
@@ -139,7 +142,7 @@ def to_prov(trace: dict) -> dict:
                 graph.append({k: v for k, v in ent.items() if v is not None})
                 graph.append({"@type": "prov:Generation", "entity": sid, "activity": act})
                 graph.append({"@type": "prov:Derivation", "generatedEntity": out, "usedEntity": sid,
-                              "provrag:role": "citation"})
+                              "provrag:role": "citation" if cited else "listed"})
             previous = [out]
             continue
         for e in made:

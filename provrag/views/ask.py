@@ -22,6 +22,7 @@ def ask_view(result: AskResult):
     from rich.panel import Panel
     from rich.text import Text
 
+    from provrag.results import FURTHER_VIA
     from provrag.views.resolve import sources_table
 
     title = f"answer · {result.method} search"
@@ -51,8 +52,11 @@ def ask_view(result: AskResult):
                                    has_pages=result.has_pages))
     elif result.sources:
         # the JSON form carries the unit number shown for page-less GraphRAG indexes
-        parts.append(sources_table([s.to_json() for s in result.sources], title="sources (best first)",
-                                   has_pages=result.has_pages))
+        cited = [s.to_json() for s in result.sources if s.via != FURTHER_VIA]
+        further = [s.to_json() for s in result.sources if s.via == FURTHER_VIA]
+        parts.append(sources_table(cited, title="sources (best first)", has_pages=result.has_pages))
+        if further:
+            parts.append(further_lines(further))
     else:
         parts.append(Text("no sources: the answer cites nothing that resolves", style="yellow"))
     for u in result.unresolved:
@@ -63,6 +67,25 @@ def ask_view(result: AskResult):
         tail.append(f"  ·  {result.trace_error}", style="yellow")
     parts.append(tail)
     return Group(*parts)
+
+
+def further_lines(further: list[dict]):
+    """The pages ask found next most relevant, which the answer does not cite: each its page and
+    the start of its best-matching sentence (one line), a pointer for the reader, not a source."""
+    from rich.console import Group
+    from rich.text import Text
+
+    from provrag.views.resolve import page_text, quote_line
+
+    lines = [Text("further passages, not cited (the pages found next most relevant):", style="italic")]
+    for s in further:
+        page = page_text(s)
+        lines.append(Text.assemble("  · ", (str(s.get("document") or ""), "bold"),
+                                   f"  {page if page != '—' else 'unit ' + str(s.get('text_unit'))}"))
+        quote = Text(f"“{quote_line(s)}”", style="dim", no_wrap=True, overflow="ellipsis")
+        quote.pad_left(4)
+        lines.append(quote)
+    return Group(*lines)
 
 
 def _short(v, n: int = 90) -> str:

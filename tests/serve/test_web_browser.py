@@ -158,6 +158,12 @@ def test_ask_marks_each_sentence_and_a_chip_opens_the_page_highlighted(browser, 
     first = [int(n) for n in re.findall(r"\d+", chips[0].rsplit(" p", 1)[1])]
     # the answer's sentences cite one unit: its chip is shown once, after the last of them
     assert browser.eval("document.querySelectorAll('#answer .answer .chips').length") == 1
+    # the pages found next most relevant follow the sources, apart and marked as not cited
+    assert "Further passages — not cited" in browser.eval("[...document.querySelectorAll('#answer h3')].map(h => h.textContent)")
+    further = browser.eval("[...document.querySelectorAll('#answer ol.sources.further .via')].map(v => v.textContent)")
+    assert further and all(v == "reached: further passage (not cited)" for v in further)
+    cited = browser.eval("[...document.querySelectorAll('#answer ol.sources:not(.further) .via')].map(v => v.textContent)")
+    assert cited and not any("not cited" in v for v in cited)
     browser.shot("ask")
 
     browser.eval("document.querySelector('#answer .answer a.chip').click()")

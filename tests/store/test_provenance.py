@@ -8,6 +8,7 @@ import stat
 import duckdb
 import pytest
 
+from provrag.results import FURTHER_VIA
 from provrag.store.provenance import routes_of
 from provrag.store.traces import list_traces, load_trace, stored_files, user_dir
 
@@ -78,9 +79,11 @@ def test_citation_rows_link_each_cited_id_to_the_units_it_resolved_to(asked_inde
         cited = {(c.kind, i) for c in res.citations for i in c.ids}
         assert cited and {(r["kind"], r["id"]) for r in mine} == cited
         assert all(r["verdict"] is None and r["trace_kind"] == "ask" for r in mine)
-        # every source the answer lists is a row's unit, on its page, reached by that row's id
+        # every source the answer cites is a row's unit, on its page, reached by that row's id; the
+        # further passages listed after them (not cited) are no citation's
         units = {(r["text_unit_id"], r["page"]) for r in mine}
-        assert {(s.text_unit_id, s.page_start) for s in res.sources} <= units
+        assert {(s.text_unit_id, s.page_start) for s in res.sources if s.via != FURTHER_VIA} <= units
+        assert not {s.text_unit_id for s in res.sources if s.via == FURTHER_VIA} & {r["text_unit_id"] for r in mine}
         assert all((r["kind"], r["id"]) in routes_of(r["via"]) for r in mine if r["text_unit_id"])
     checked = [r for r in rows if r["trace_id"] == verified.trace_id]
     verdicts = {i: c.verdict for i, c in enumerate(verified.claims)}

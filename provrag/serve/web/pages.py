@@ -44,11 +44,15 @@ def checked(request: Request) -> None:
 
 def ask_context(asked: dict, verified: dict | None, threshold) -> dict:
     """The ask view: the answer (its sentences marked once verified), sources, confidence in words."""
+    from provrag.results import FURTHER_VIA
+
     sources = [s for s in asked.get("sources") or [] if isinstance(s, dict)]
     claims = (verified or {}).get("claims")
     segments = present.answer_segments(asked.get("answer") or "", sources, asked.get("unresolved") or [], claims)
     return {"asked": asked, "verified": verified, "segments": segments,
-            "sources": [present.source_facts(s, n) for n, s in enumerate(sources, 1)],
+            "sources": [present.source_facts(s, n) for n, s in enumerate(sources, 1) if s.get("via") != FURTHER_VIA],
+            # the next most relevant pages, which the answer does not cite (pipelines/ask.py)
+            "further": [present.source_facts(s, n) for n, s in enumerate(sources, 1) if s.get("via") == FURTHER_VIA],
             "unresolved": asked.get("unresolved") or [],
             "confidence_words": present.confidence_words(asked.get("confidence"), bool(asked.get("abstained")),
                                                          asked.get("abstained_by"), threshold),
