@@ -74,7 +74,10 @@ def closest_sources(reader, question: str, unit_ids: list[str], via: str = CLOSE
     from provrag.text.sentences import split_sentences
     from provrag.text.words import terms_of
 
-    shown = {(s.document, s.page_start) for s in listed}
+    def place(doc, page, unit_id):   # a page; a unit where the index has no pages (GraphRAG's)
+        return (doc, page) if page is not None else unit_id
+
+    shown = {place(s.document, s.page_start, s.text_unit_id) for s in listed}
     unit_ids = [u for u in unit_ids if u not in {s.text_unit_id for s in listed}]
     if limit is not None:
         if limit <= 0:
@@ -85,9 +88,9 @@ def closest_sources(reader, question: str, unit_ids: list[str], via: str = CLOSE
     out = []
     for uid in unit_ids:
         unit = rows.get(uid)
-        if unit is None or (unit.document, unit.page_start) in shown:
+        if unit is None or place(unit.document, unit.page_start, uid) in shown:
             continue
-        shown.add((unit.document, unit.page_start))
+        shown.add(place(unit.document, unit.page_start, uid))
         spans = split_sentences(unit.text) or [(0, len(unit.text))]
         a, b = max(spans, key=lambda sp: (len(wanted & set(terms_of(unit.text[sp[0]:sp[1]]))), -sp[0]))
         out.append(Source.of_unit(unit, " ".join(unit.text[a:b].split()), a, b, via=via, score=0.0))

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the row type only; results are built without importing the 
 
 VERDICTS = ("supported", "contradicted", "unsupported")
 # the `via` of the passages ask lists that are not citations (pipelines/ask.py): an abstention's
-# nearest ones, and the next most relevant pages an answer lists after its cited sources
+# nearest ones, and the pages retrieval ranked next that an answer lists after its cited sources
 CLOSEST_VIA = "closest passage (not an answer)"
 FURTHER_VIA = "further passage (not cited)"
 

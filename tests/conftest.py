@@ -79,6 +79,18 @@ def small_corpus(shared) -> Path:
 
 
 @pytest.fixture(scope="session")
+def small_index(tmp_path_factory, small_corpus) -> Path:
+    """../shared/corpora/small indexed once per session by the real pipeline (default settings):
+    the tests that ask over R-FAQ.pdf and Lincoln's message read it, never change it."""
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+
+    out = tmp_path_factory.mktemp("small-index") / "idx"
+    run_index(small_corpus, out, load_config())
+    return out
+
+
+@pytest.fixture(scope="session")
 def bad_corpus(shared) -> Path:
     """../shared/corpora/bad: broken files (empty, encrypted, truncated, not what their name says…),
     read-only; each must fail or be skipped with a one-line reason."""

@@ -163,7 +163,7 @@ def build_server(service: IndexService) -> ProvragMCPServer:
         Returns {trace_id, question, method, answer, abstained, confidence, citations, sources,
         unresolved}: each source gives document, path, page_start/page_end (physical pages),
         page_label and the quote that backs the cited sentence; after the cited ones, sources whose
-        via is "further passage (not cited)" are the next most relevant pages, not support.
+        via is "further passage (not cited)" are the pages retrieval ranked next, not support.
         abstained=true means nothing in the index answers: the sources are then the closest
         passages, not support. The run is stored as
         a trace (explain_trace with trace_id shows how the answer was found)."""

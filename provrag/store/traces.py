@@ -146,6 +146,12 @@ def _remember_now(folder: Path) -> None:
 
 # ---- save / load --------------------------------------------------------------------------------
 
+def _not_cited(source) -> bool:
+    from provrag.results import CLOSEST_VIA, FURTHER_VIA
+
+    return isinstance(source, dict) and source.get("via") in (CLOSEST_VIA, FURTHER_VIA)
+
+
 def _row(trace: dict) -> dict:
     return {
         "trace_id": str(trace.get("trace_id")),
@@ -157,7 +163,9 @@ def _row(trace: dict) -> dict:
         "model": trace.get("model"),
         "answer": trace.get("answer"),
         "n_citations": len(trace.get("citations") or []),
-        "n_sources": len(trace.get("sources") or []),
+        # the sources an answer's citations reached: not the passages listed beside them (an
+        # abstention's closest, an answer's further ones), which the log would count as support
+        "n_sources": sum(1 for s in trace.get("sources") or [] if not _not_cited(s)),
         "n_unresolved": len(trace.get("unresolved") or []),
         "total_ms": float(trace.get("total_ms") or 0.0),
         "index": str(trace.get("index") or ""),

@@ -70,14 +70,14 @@ def ask_view(result: AskResult):
 
 
 def further_lines(further: list[dict]):
-    """The pages ask found next most relevant, which the answer does not cite: each its page and
+    """The pages retrieval ranked next, which the answer does not cite: each its page and
     the start of its best-matching sentence (one line), a pointer for the reader, not a source."""
     from rich.console import Group
     from rich.text import Text
 
     from provrag.views.resolve import page_text, quote_line
 
-    lines = [Text("further passages, not cited (the pages found next most relevant):", style="italic")]
+    lines = [Text("further passages, not cited (the pages retrieval ranked next):", style="italic")]
     for s in further:
         page = page_text(s)
         lines.append(Text.assemble("  · ", (str(s.get("document") or ""), "bold"),

@@ -16,15 +16,6 @@ from provrag.results import CLOSEST_VIA, FURTHER_VIA
 pytestmark = pytest.mark.usefixtures("shared")
 
 
-@pytest.fixture(scope="module")
-def small_index(tmp_path_factory, small_corpus):
-    from provrag.pipelines.index import run_index
-
-    out = tmp_path_factory.mktemp("small-index") / "idx"
-    run_index(small_corpus, out, load_config())
-    return out
-
-
 def _cited_ids(res) -> set[int]:
     return {i for c in res.citations if c.kind == "Sources" for i in c.ids}
 
@@ -86,11 +77,15 @@ def test_the_terminal_json_and_prov_views_keep_further_passages_apart(small_inde
     import subprocess
 
     from provrag.query.trace import to_prov
+    from provrag.store.traces import list_traces
 
     out = subprocess.run([*provrag_cli, "ask", "What is R?", "--index", str(small_index), "--json"],
                          capture_output=True, text=True, timeout=300)
     doc = json.loads(out.stdout)
     assert any(s["via"] == FURTHER_VIA for s in doc["sources"]) and doc["sources"][0]["via"] != FURTHER_VIA
+    # `provrag log` counts the sources the citations reached, not the passages listed beside them
+    row = next(r for r in list_traces(small_index, n=50) if r["trace_id"] == doc["trace_id"])
+    assert row["n_sources"] == sum(s["via"] != FURTHER_VIA for s in doc["sources"])
     shown = subprocess.run([*provrag_cli, "ask", "What is R?", "--index", str(small_index)],
                            capture_output=True, text=True, timeout=300, env=dict(os.environ, COLUMNS="100"))
     text = shown.stdout
@@ -101,3 +96,18 @@ def test_the_terminal_json_and_prov_views_keep_further_passages_apart(small_inde
              and str(g.get("usedEntity", "")).count("/source/")]
     assert roles.count("citation") == sum(s.via != FURTHER_VIA for s in res.sources)
     assert roles.count("listed") == sum(s.via == FURTHER_VIA for s in res.sources) > 0
+
+
+def test_an_index_without_pages_lists_further_units_not_one_per_document(dulce_v3):
+    """Microsoft GraphRAG's Dulce index keeps no pages: "one per page" must not become one per
+    document (every unit's page is unknown), and no page is invented."""
+    from provrag.pipelines.ask import closest_sources
+    from provrag.store.reader import reading
+
+    with reading(dulce_v3, None) as reader:
+        ids = [r[0] for r in reader.con.execute("SELECT id FROM text_units ORDER BY human_readable_id").fetchall()]
+        listed = closest_sources(reader, "Alex Mercer", ids[:1], FURTHER_VIA)
+        more = closest_sources(reader, "Alex Mercer", ids, FURTHER_VIA, listed, 3)
+    assert len(ids) >= 4 and len(listed) == 1
+    assert len(more) == 3 and len({s.text_unit_id for s in more}) == 3 and ids[0] not in {s.text_unit_id for s in more}
+    assert all(s.page_start is None and s.document == listed[0].document for s in more)

@@ -20,15 +20,6 @@ from provrag.query.context import ABSTENTION
 pytestmark = pytest.mark.usefixtures("shared")
 
 
-@pytest.fixture(scope="module")
-def small_index(tmp_path_factory, small_corpus):
-    from provrag.pipelines.index import run_index
-
-    out = tmp_path_factory.mktemp("small-index") / "idx"
-    run_index(small_corpus, out, load_config())
-    return out
-
-
 def _first_sentence(answer: str) -> str:
     return re.split(r"\s*\[Data:", answer, maxsplit=1)[0]
 

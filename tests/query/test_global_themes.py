@@ -17,15 +17,6 @@ THEMES = "What are the main themes of these documents?"
 
 
 @pytest.fixture(scope="module")
-def small_index(tmp_path_factory, small_corpus) -> Path:
-    from provrag.pipelines.index import run_index
-
-    out = tmp_path_factory.mktemp("small-themes") / "idx"
-    run_index(small_corpus, out, load_config())
-    return out
-
-
-@pytest.fixture(scope="module")
 def with_failures(tmp_path_factory, small_corpus, bad_corpus) -> Path:
     """Two good documents beside an encrypted and a truncated PDF, indexed."""
     from provrag.pipelines.index import run_index

@@ -231,17 +231,6 @@ def test_cli_bad_input_is_one_line_exit_2(run_cli, repo_root, dulce_v3, args, ms
 
 # ---- a provrag index: real pages ------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def small_index(tmp_path_factory, small_corpus):
-    """../shared/corpora/small indexed once per session by the real pipeline."""
-    from provrag.config import load_config
-    from provrag.pipelines.index import run_index
-
-    out = tmp_path_factory.mktemp("cite") / "idx"
-    run_index(small_corpus, out, load_config())
-    return out
-
-
 def _pdf_words(path: Path, p0: int, p1: int) -> str:
     """Words of physical pages p0..p1, read straight with pypdfium2 (not provrag's loader)."""
     import pypdfium2 as pdfium

@@ -51,7 +51,7 @@ def ask_context(asked: dict, verified: dict | None, threshold) -> dict:
     segments = present.answer_segments(asked.get("answer") or "", sources, asked.get("unresolved") or [], claims)
     return {"asked": asked, "verified": verified, "segments": segments,
             "sources": [present.source_facts(s, n) for n, s in enumerate(sources, 1) if s.get("via") != FURTHER_VIA],
-            # the next most relevant pages, which the answer does not cite (pipelines/ask.py)
+            # the pages retrieval ranked next, which the answer does not cite (pipelines/ask.py)
             "further": [present.source_facts(s, n) for n, s in enumerate(sources, 1) if s.get("via") == FURTHER_VIA],
             "unresolved": asked.get("unresolved") or [],
             "confidence_words": present.confidence_words(asked.get("confidence"), bool(asked.get("abstained")),

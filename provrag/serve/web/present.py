@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 
 from provrag.audit.answer import claim_spans
 from provrag.audit.markup import as_text, verdict_of
+from provrag.results import CLOSEST_VIA, FURTHER_VIA
 from provrag.store.provenance import routes_of
 from provrag.views.citing import repeated_blocks
 
@@ -60,10 +61,13 @@ def evidence_href(src: dict, page: int | None = None) -> str:
 
 
 def source_facts(src: dict, n: int | None = None, route: str | None = None) -> dict:
-    """One source as the templates list it (every value straight from the result)."""
+    """One source as the templates list it (every value straight from the result). A passage
+    listed but not cited (an abstention's closest, an answer's further ones) has no score to show:
+    its 0 would read as a judgement."""
+    listed = src.get("via") in (CLOSEST_VIA, FURTHER_VIA)
     return {"n": n, "document": as_text(src.get("document") or src.get("path") or "?"), "path": src.get("path"),
             "pages": page_words(src), "quote": as_text(src.get("quote")), "via": src.get("via"),
-            "score": src.get("score"), "href": evidence_href(src), "label": chip_label(src), "route": route,
+            "score": None if listed else src.get("score"), "href": evidence_href(src), "label": chip_label(src), "route": route,
             "verdict": src.get("label"), "reason": src.get("reason"), "text_unit_id": src.get("text_unit_id")}
 
 
