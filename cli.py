@@ -136,7 +136,9 @@ def ask(
     """Answer a question with [Data: …] citations, then its sources by document and page.
 
     Before it is shown, each sentence of the answer is judged against the sources it cites;
-    one they do not support is removed and listed (--json: removed_sentences).
+    one they do not support is removed and listed (--json: removed_sentences). After the
+    sources come further passages, the pages retrieval ranked next, which the answer does not
+    cite (--json: "via": "further passage (not cited)"; [search] sources_listed caps the list).
 
     \b
     Example:
