@@ -78,7 +78,8 @@ def closest_sources(reader, question: str, unit_ids: list[str], via: str = CLOSE
         return (doc, page) if page is not None else unit_id
 
     shown = {place(s.document, s.page_start, s.text_unit_id) for s in listed}
-    unit_ids = [u for u in unit_ids if u not in {s.text_unit_id for s in listed}]
+    cited = {s.text_unit_id for s in listed}
+    unit_ids = [u for u in dict.fromkeys(unit_ids) if u not in cited]
     if limit is not None:
         if limit <= 0:
             return []
@@ -213,7 +214,7 @@ def run_ask(question: str, index_path, cfg: Config, method: str | None = None, s
                 # it puts the page that answers among the first five more often
                 # (bench/results/further-passages-2026-11-29.md)
                 units = [c["text_unit_id"] for c in found.context if c.get("text_unit_id")]
-                further = closest_sources(reader, question, list(dict.fromkeys(units)), FURTHER_VIA, sources,
+                further = closest_sources(reader, question, units, FURTHER_VIA, sources,
                                           int(cfg.search.sources_listed) - len(sources))
                 sources = sources + further
                 d["further"] = len(further)

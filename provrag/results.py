@@ -22,6 +22,12 @@ CLOSEST_VIA = "closest passage (not an answer)"
 FURTHER_VIA = "further passage (not cited)"
 
 
+def listed_not_cited(source: Any) -> bool:
+    """Whether a source (its to_json() dict) is a passage ask lists but no citation reached:
+    the one test the log, the PROV export and the web app share."""
+    return isinstance(source, dict) and source.get("via") in (CLOSEST_VIA, FURTHER_VIA)
+
+
 def json_document(obj: Any) -> str:
     """A result's `to_json()` (or any JSON-able value) as the one text the CLI prints with
     `--json` and a server sends as a response body: one serializer, so the two never differ."""

@@ -15,7 +15,7 @@ import json
 import time
 from contextlib import contextmanager
 
-from provrag.results import CLOSEST_VIA, FURTHER_VIA
+from provrag.results import listed_not_cited
 from provrag.store.traces import new_id, now_iso
 
 PROV_CONTEXT = "https://openprovenance.org/prov-jsonld/context.jsonld"
@@ -133,7 +133,7 @@ def to_prov(trace: dict) -> dict:
             for i, src in enumerate(trace.get("sources") or []):
                 sid = f"{base}/source/{i}"
                 # an abstention's closest passages and an answer's further ones are listed, not cited
-                cited = src.get("via") not in (CLOSEST_VIA, FURTHER_VIA)
+                cited = not listed_not_cited(src)
                 ent = {"@type": "prov:Entity", "@id": sid, "prov:label": "cited source" if cited else "passage listed, not cited",
                        "provrag:document": src.get("document"), "provrag:path": src.get("path"),
                        "provrag:page_start": src.get("page_start"), "provrag:page_end": src.get("page_end"),

@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
+from provrag.results import listed_not_cited
 from provrag.store.provenance import write_tables
 from provrag.store.writer import may_write
 
@@ -146,12 +147,6 @@ def _remember_now(folder: Path) -> None:
 
 # ---- save / load --------------------------------------------------------------------------------
 
-def _not_cited(source) -> bool:
-    from provrag.results import CLOSEST_VIA, FURTHER_VIA
-
-    return isinstance(source, dict) and source.get("via") in (CLOSEST_VIA, FURTHER_VIA)
-
-
 def _row(trace: dict) -> dict:
     return {
         "trace_id": str(trace.get("trace_id")),
@@ -165,7 +160,7 @@ def _row(trace: dict) -> dict:
         "n_citations": len(trace.get("citations") or []),
         # the sources an answer's citations reached: not the passages listed beside them (an
         # abstention's closest, an answer's further ones), which the log would count as support
-        "n_sources": sum(1 for s in trace.get("sources") or [] if not _not_cited(s)),
+        "n_sources": sum(1 for s in trace.get("sources") or [] if not listed_not_cited(s)),
         "n_unresolved": len(trace.get("unresolved") or []),
         "total_ms": float(trace.get("total_ms") or 0.0),
         "index": str(trace.get("index") or ""),

@@ -70,6 +70,14 @@ def test_the_limit_counts_the_cited_sources_and_an_abstention_lists_closest_pass
     none = run_ask("What is the maximum heap size of the Java virtual machine in R?", small_index, load_config(),
                    method="basic", save=False)
     assert none.abstained and none.sources and all(s.via == CLOSEST_VIA for s in none.sources)
+    from provrag.query.trace import to_prov
+
+    # the provenance export names an abstention's closest passages as listed, not as citations
+    sources = [g for g in to_prov(none.trace)["@graph"] if "/source/" in str(g.get("@id", ""))]
+    roles = [g.get("provrag:role") for g in to_prov(none.trace)["@graph"] if g.get("@type") == "prov:Derivation"
+             and "/source/" in str(g.get("usedEntity", ""))]
+    assert sources and all(g["prov:label"] == "passage listed, not cited" for g in sources)
+    assert roles == ["listed"] * len(none.sources)
 
 
 def test_the_terminal_json_and_prov_views_keep_further_passages_apart(small_index, provrag_cli):

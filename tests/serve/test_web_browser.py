@@ -162,6 +162,8 @@ def test_ask_marks_each_sentence_and_a_chip_opens_the_page_highlighted(browser, 
     assert "Further passages — not cited" in browser.eval("[...document.querySelectorAll('#answer h3')].map(h => h.textContent)")
     further = browser.eval("[...document.querySelectorAll('#answer ol.sources.further .via')].map(v => v.textContent)")
     assert further and all(v == "reached: further passage (not cited)" for v in further)
+    # no score beside a passage no citation reached (its 0 would read as a judgement)
+    assert browser.eval("document.querySelectorAll('#answer ol.sources.further .score').length") == 0
     cited = browser.eval("[...document.querySelectorAll('#answer ol.sources:not(.further) .via')].map(v => v.textContent)")
     assert cited and not any("not cited" in v for v in cited)
     browser.shot("ask")

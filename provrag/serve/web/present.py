@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 from provrag.audit.answer import claim_spans
 from provrag.audit.markup import as_text, verdict_of
-from provrag.results import CLOSEST_VIA, FURTHER_VIA
+from provrag.results import listed_not_cited
 from provrag.store.provenance import routes_of
 from provrag.views.citing import repeated_blocks
 
@@ -64,7 +64,7 @@ def source_facts(src: dict, n: int | None = None, route: str | None = None) -> d
     """One source as the templates list it (every value straight from the result). A passage
     listed but not cited (an abstention's closest, an answer's further ones) has no score to show:
     its 0 would read as a judgement."""
-    listed = src.get("via") in (CLOSEST_VIA, FURTHER_VIA)
+    listed = listed_not_cited(src)
     return {"n": n, "document": as_text(src.get("document") or src.get("path") or "?"), "path": src.get("path"),
             "pages": page_words(src), "quote": as_text(src.get("quote")), "via": src.get("via"),
             "score": None if listed else src.get("score"), "href": evidence_href(src), "label": chip_label(src), "route": route,
