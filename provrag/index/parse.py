@@ -192,6 +192,10 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
                     raise LoadError("binary content (NUL bytes), not HTML")
                 if fmt == "html" and not _html_has_body_text(data):
                     raise LoadError("HTML without body text")
+                if fmt == "html":   # the page's own content, its text runs joined as rendered
+                    from provrag.index.html_content import page_content
+
+                    data, _ = page_content(data)
                 doc = _docling(data, fmt, p.name)
                 if fmt == "pptx":  # docling numbers slides from 1 as pages; keep the numbers as they are
                     out["page_texts"] = [doc.export_to_text(page_no=k).strip()
@@ -226,4 +230,8 @@ def result_options(fmt: str, opts: dict) -> dict:
                 "ocr_engine": ocr.engine() if opts["ocr"] else None}
     if fmt in ("txt", "md"):
         return {"max_line_chars": opts["max_line_chars"]}
+    if fmt == "html":  # a change in how pages are read re-parses HTML files only, not every PDF
+        from provrag.index.html_content import READING
+
+        return {"reading": READING}
     return {}

@@ -109,8 +109,12 @@ def test_pageless_formats_are_faithful(small_docs, small_corpus):
     h = small_docs["debian-developers-reference-scope.html"]
     assert h.status == "ok" and h.pages is None and h.mime_type == "text/html"
     root = lxml.html.parse(str(small_corpus / h.path)).getroot()
-    ps = [p.text_content() for p in root.iter("p") if p.text_content().strip()]
+    # every paragraph of the page's own content, none of its site chrome (index/html_content.py)
+    (main,) = root.xpath("//*[@role='main']")
+    ps = [p.text_content() for p in main.iter("p") if p.text_content().strip()]
     assert ps and all(squash(p) in squash(h.text) for p in ps)
+    chrome = [p.text_content() for nav in root.xpath("//*[@role='navigation']") for p in nav.iter("p")]
+    assert chrome and not any(squash(p) in squash(h.text) for p in chrome)
 
 
 def test_unknown_formats_are_skipped_not_dropped(small_docs):

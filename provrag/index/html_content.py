@@ -1,0 +1,134 @@
+"""HTML before docling reads it: the page's own content, its text joined as a browser joins it.
+
+Why. Documentation sites wrap every page in site chrome that a browser shows beside the page and
+that says nothing of its subject: Sphinx's sidebar (the page's table of contents, "Previous
+topic", "Quick search") and its bars of related links, DocBook's Prev / Up / Next tables. Indexed,
+it made the first unit of every page of the Python manual a list of links ("timeit - Measure
+execution time … - Timer.repeat() - Timer.print_exc()"), which retrieval ranked and the reader
+quoted as an answer. And docling's HTML backend reads each inline element (a link, a `<code>`,
+each highlighted token of a `<pre>`) as a text item of its own, and its text export joins the
+items with spaces: the page's "json.dumps(['foo'])" became "json . dumps ([ 'foo' ])", and
+"a member (Applying to Become a Member);" became "a member ( Applying to Become a Member );".
+A quote must be text the user finds on the page.
+
+What is done, with lxml (docling's parser and ours already):
+1. chrome is removed wherever it stands: `<nav>`, elements whose ARIA role is navigation, search,
+   banner or contentinfo (the landmarks HTML gives a site's navigation, search box, header and
+   footer), and the chrome classes of the generators behind most HTML manuals — the permalink
+   anchor after each heading ("headerlink", the ¶ of Sphinx and MkDocs) and DocBook XSL's
+   "navheader" / "navfooter" tables;
+2. when the page marks exactly one main content (`<main>` or role="main"), it alone is kept;
+3. inline elements are unwrapped: their text stays where it stood, joined to its neighbours as it
+   is rendered, so docling reads each paragraph and each `<pre>` as one text;
+4. a definition list whose definitions hold lists of their own is laid out as blocks (_as_blocks):
+   docling dropped the text of such a definition — the description of every class of the Python
+   manual, whose methods are listed inside it.
+A page with no text left is read as it came (nothing is lost for a page that is all links).
+Hand-written rather than a boilerplate remover (trafilatura, readability): those score blocks by
+text density, so whether a manual's one-line definition or code sample stays would depend on a
+score; here only what the page itself marks as chrome goes.
+"""
+from __future__ import annotations
+
+READING = "1"   # part of an HTML file's parse-cache key (parse.result_options): bump when the output changes
+CHROME_ROLES = ("navigation", "search", "banner", "contentinfo")
+CHROME_CLASSES = ("headerlink", "navheader", "navfooter")
+# phrasing elements that docling would read as text items of their own (HTML's inline content);
+# <br>, <img> and form controls stay: they are not runs of text
+INLINE = ("a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em", "font", "i",
+          "ins", "kbd", "mark", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time",
+          "tt", "u", "var")
+
+
+def _class_test(name: str) -> str:
+    return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
+
+
+CHROME_XPATH = " | ".join(["//nav", *(f"//*[@role='{r}']" for r in CHROME_ROLES),
+                           *(f"//*[{_class_test(c)}]" for c in CHROME_CLASSES)])
+MAIN_XPATH = "//main | //*[@role='main']"
+
+
+def page_content(data: bytes) -> tuple[bytes, dict]:
+    """(the HTML docling should read, what was done: how many chrome elements went, whether the
+    main content alone was kept). Never raises: bytes lxml cannot read, a page with no body, or
+    one that would be left without text come back unchanged, for docling to read as they are."""
+    unchanged = (data, {"chrome_removed": 0, "main_only": False})
+    try:
+        import lxml.html
+
+        root = lxml.html.document_fromstring(data)
+    except Exception:  # no element at all, or bytes lxml refuses
+        return unchanged
+    body = root.find("body")
+    if body is None or not body.text_content().strip():
+        return unchanged
+    try:
+        done = _clean(root, body)
+    except Exception:  # a tree this code did not foresee: the page is read as it came, not lost
+        return unchanged
+    if not body.text_content().strip():
+        return unchanged
+    _declare_utf8(root)
+    return lxml.html.tostring(root, encoding="utf-8", method="html", doctype="<!DOCTYPE html>"), done
+
+
+def _clean(root, body) -> dict:
+    """Steps 1-3 of the module docstring, in place."""
+    import lxml.etree
+
+    done = {"chrome_removed": 0, "main_only": False}
+    chrome = [el for el in root.xpath(CHROME_XPATH) if el is not body and el is not root]
+    inside = set(chrome)   # lxml keeps one proxy per element while it is referenced: identity holds
+    for el in chrome:
+        if not any(a in inside for a in el.iterancestors()):   # chrome inside chrome goes with it
+            el.drop_tree()   # keeps the tail text that followed the element
+            done["chrome_removed"] += 1
+    marks = root.xpath(MAIN_XPATH)
+    kept = set(marks)
+    mains = [m for m in marks if not any(a in kept for a in m.iterancestors())]
+    if len(mains) == 1 and mains[0] is not body and mains[0].text_content().strip():
+        main = mains[0]
+        main.tail = None
+        for child in list(body):
+            body.remove(child)
+        body.text = None
+        body.append(main)
+        done["main_only"] = True
+    lxml.etree.strip_tags(body, *INLINE)
+    for dl in list(body.iter("dl")):
+        if any(dd.find(".//dl") is not None for dd in dl.iterchildren("dd")):
+            _as_blocks(dl)
+    return done
+
+
+def _declare_utf8(root) -> None:
+    """The page is written back as UTF-8 whatever it came in: its own charset declarations go and
+    one for UTF-8 leads its head, so docling decodes what lxml decoded."""
+    import lxml.html
+
+    for meta in root.xpath("//meta[@charset] | //meta[translate(@http-equiv, 'CONTENT-YP', 'content-yp')"
+                           " = 'content-type']"):
+        meta.drop_tree()
+    head = root.find("head")
+    if head is None:
+        head = lxml.html.Element("head")
+        root.insert(0, head)
+    head.insert(0, lxml.html.Element("meta", charset="utf-8"))
+
+
+
+
+def _as_blocks(dl) -> None:
+    """A definition list whose definitions hold lists of their own, read as blocks: docling drops
+    the paragraphs of a <dd> that holds a <dl> (a class's description in the Python manual, whose
+    methods are listed inside it: ~700 words of json.html's ~9,000 were missing). The terms
+    become paragraphs and the definitions divisions, as a browser lays them out; the inner lists
+    stay lists, and a list whose definitions hold only text stays one (docling reads it whole,
+    each term with its definition)."""
+    dl.tag = "div"
+    for item in dl:
+        if item.tag == "dt":
+            item.tag = "p"
+        elif item.tag == "dd":
+            item.tag = "div"
