@@ -161,3 +161,13 @@ def test_a_new_reading_reparses_html_files_only(tmp_path, small_corpus, monkeypa
     monkeypatch.setattr(html_content, "READING", html_content.READING + "-next")
     second = L.load_folder(docs, opts, cache=Cache(tmp_path / "c2", previous=tmp_path / "c1"))
     assert calls == [SCOPE] and second == first
+
+
+def test_the_outline_is_the_pages_own_headings(html_manuals):
+    """The headings a page's sections and global answers are built from (parse_file's outline) are
+    its own: before, every page of the Python manual began with "Table of Contents", "Previous
+    topic", "Next topic", "This Page" and "Navigation", and each heading ended in "¶"."""
+    res = parse_file(str(html_manuals / "json.html"), "html", parse_options(load_config().load))
+    titles = [h[1] for h in res["outline"]]
+    assert titles[:3] == ["json - JSON encoder and decoder", "Basic Usage", "Encoders and Decoders"]
+    assert not any("¶" in t or t in ("Previous topic", "Navigation", "Table of Contents") for t in titles)
