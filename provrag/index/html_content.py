@@ -74,7 +74,7 @@ def page_content(data: bytes) -> tuple[bytes, dict]:
 
 
 def _clean(root, body) -> dict:
-    """Steps 1-3 of the module docstring, in place."""
+    """Steps 1-4 of the module docstring, in place."""
     import lxml.etree
 
     done = {"chrome_removed": 0, "main_only": False}
@@ -117,12 +117,10 @@ def _declare_utf8(root) -> None:
     head.insert(0, lxml.html.Element("meta", charset="utf-8"))
 
 
-
-
 def _as_blocks(dl) -> None:
     """A definition list whose definitions hold lists of their own, read as blocks: docling drops
     the paragraphs of a <dd> that holds a <dl> (a class's description in the Python manual, whose
-    methods are listed inside it: ~700 words of json.html's ~9,000 were missing). The terms
+    methods are listed inside it: ~700 words of json.html were missing). The terms
     become paragraphs and the definitions divisions, as a browser lays them out; the inner lists
     stay lists, and a list whose definitions hold only text stays one (docling reads it whole,
     each term with its definition)."""
