@@ -51,7 +51,7 @@ def main_content_words(data: bytes) -> collections.Counter | None:
     main = marks[0] if len(marks) == 1 else root.find("body")
     if main is None:
         return None
-    for el in main.xpath(".//*[contains(concat(' ', @class, ' '), ' headerlink ') or contains(@class, 'navheader') "
+    for el in main.xpath(".//*[contains(@class, 'headerlink') or contains(@class, 'navheader') "
                          "or contains(@class, 'navfooter')]"):
         el.drop_tree()
     lxml.etree.strip_tags(main, *INLINE)
@@ -73,7 +73,7 @@ def page_figures(pages: list[Path]) -> dict:
             continue
         out["pages"] += 1
         out["main_words"] += sum(ref.values())
-        for tree, html in (("before", data), ("after", page_content(data)[0])):
+        for tree, html in (("before", data), ("after", page_content(data))):
             kept = words(_docling(html, "html", path.name).export_to_text())
             missing = sum((ref - kept).values())
             f = out[tree]
@@ -93,7 +93,8 @@ def build(corpus: Path, out: Path, as_it_came: bool) -> None:
 
     keep = html_content.page_content
     if as_it_came:
-        html_content.page_content = lambda data: (data, {"chrome_removed": 0, "main_only": False})
+        # as the tree before read pages: whole, a page without body text still refused
+        html_content.page_content = lambda data: None if keep(data) is None else data
     try:
         run_index(corpus, out, load_config(overrides={"load": {"workers": 1}}))
     finally:

@@ -49,41 +49,43 @@ CHROME_XPATH = " | ".join(["//nav", *(f"//*[@role='{r}']" for r in CHROME_ROLES)
 MAIN_XPATH = "//main | //*[@role='main']"
 
 
-def page_content(data: bytes) -> tuple[bytes, dict]:
-    """(the HTML docling should read, what was done: how many chrome elements went, whether the
-    main content alone was kept). Never raises: bytes lxml cannot read, a page with no body, or
-    one that would be left without text come back unchanged, for docling to read as they are."""
-    unchanged = (data, {"chrome_removed": 0, "main_only": False})
+def page_content(data: bytes) -> bytes | None:
+    """The HTML docling should read, or None when the page has no text in its body (lxml cannot
+    read it, or it has no body, or nothing but markup). Otherwise never raises: a page that would
+    be left without text, or whose tree this code did not foresee, comes back as it came."""
     try:
         import lxml.html
+        from bs4.dammit import UnicodeDammit
 
-        root = lxml.html.document_fromstring(data)
-    except Exception:  # no element at all, or bytes lxml refuses
-        return unchanged
+        # the page's encoding as docling's BeautifulSoup finds it (its declarations, else a sniff):
+        # left to itself, lxml reads a page that declares none as Latin-1 ("GermÃ¡n" for the UTF-8
+        # "Germán") and one declared only in an XHTML page's XML prologue as UTF-8
+        encoding = UnicodeDammit(data, is_html=True).original_encoding
+        root = lxml.html.document_fromstring(data, parser=lxml.html.HTMLParser(encoding=encoding))
+    except Exception:  # lxml raises ParserError on a document with no elements at all
+        return None
     body = root.find("body")
     if body is None or not body.text_content().strip():
-        return unchanged
+        return None
     try:
-        done = _clean(root, body)
-    except Exception:  # a tree this code did not foresee: the page is read as it came, not lost
-        return unchanged
+        _clean(root, body)
+    except Exception:  # read as it came, not lost
+        return data
     if not body.text_content().strip():
-        return unchanged
+        return data
     _declare_utf8(root)
-    return lxml.html.tostring(root, encoding="utf-8", method="html", doctype="<!DOCTYPE html>"), done
+    return lxml.html.tostring(root, encoding="utf-8", method="html", doctype="<!DOCTYPE html>")
 
 
-def _clean(root, body) -> dict:
+def _clean(root, body) -> None:
     """Steps 1-4 of the module docstring, in place."""
     import lxml.etree
 
-    done = {"chrome_removed": 0, "main_only": False}
     chrome = [el for el in root.xpath(CHROME_XPATH) if el is not body and el is not root]
     inside = set(chrome)   # lxml keeps one proxy per element while it is referenced: identity holds
     for el in chrome:
         if not any(a in inside for a in el.iterancestors()):   # chrome inside chrome goes with it
             el.drop_tree()   # keeps the tail text that followed the element
-            done["chrome_removed"] += 1
     marks = root.xpath(MAIN_XPATH)
     kept = set(marks)
     mains = [m for m in marks if not any(a in kept for a in m.iterancestors())]
@@ -94,12 +96,10 @@ def _clean(root, body) -> dict:
             body.remove(child)
         body.text = None
         body.append(main)
-        done["main_only"] = True
     lxml.etree.strip_tags(body, *INLINE)
     for dl in list(body.iter("dl")):
         if any(dd.find(".//dl") is not None for dd in dl.iterchildren("dd")):
             _as_blocks(dl)
-    return done
 
 
 def _declare_utf8(root) -> None:

@@ -113,18 +113,6 @@ def _docling(data: bytes, fmt: str, name: str):
     return _PIPELINE.execute(doc_in, raises_on_error=True).document
 
 
-def _html_has_body_text(data: bytes) -> bool:
-    import lxml.html
-
-    try:
-        root = lxml.html.document_fromstring(data)
-    except Exception:  # lxml raises ParserError on a document with no elements at all
-        return False
-    for head in root.findall("head"):
-        root.remove(head)
-    return bool(root.text_content().strip())
-
-
 def docling_headings(doc, text: str) -> list[list]:
     """The headings of a docling document as [level, title, None, char offset into `text`]
     (its export_to_text), found in order; a heading not found in the text is left out."""
@@ -188,14 +176,14 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
                 if fmt == "md":
                     out["outline"] = markdown_headings(text)
             else:
-                if fmt == "html" and b"\x00" in data[:65536]:
-                    raise LoadError("binary content (NUL bytes), not HTML")
-                if fmt == "html" and not _html_has_body_text(data):
-                    raise LoadError("HTML without body text")
-                if fmt == "html":   # the page's own content, its text runs joined as rendered
+                if fmt == "html":
                     from provrag.index.html_content import page_content
 
-                    data, _ = page_content(data)
+                    if b"\x00" in data[:65536]:
+                        raise LoadError("binary content (NUL bytes), not HTML")
+                    data = page_content(data)   # the page's own content, its text runs joined as rendered
+                    if data is None:
+                        raise LoadError("HTML without body text")
                 doc = _docling(data, fmt, p.name)
                 if fmt == "pptx":  # docling numbers slides from 1 as pages; keep the numbers as they are
                     out["page_texts"] = [doc.export_to_text(page_no=k).strip()
