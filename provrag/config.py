@@ -154,6 +154,7 @@ class SearchSettings:
     reader_sentences: int = positive()
     reader_passages: int = count()
     retries: int = rule(0, 2)
+    retry_from: float = share()
     sources_listed: int = count()
     reader_weights: dict[str, float]
 

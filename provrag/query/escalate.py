@@ -27,8 +27,9 @@ trace's own, so the provenance tables describe the answer shown. The best attemp
 that answers, or, when none does, the one whose reading came closest (highest confidence):
 its closest passages are the abstention's. An abstention that says why no route can answer
 (engine_details["final"], kept in its attempt's record: the document asked about could not be
-read; or "cut": the model's answer was cut at max_tokens for good, and a wider route would ask
-the same looping model again) ends the search.
+read; "cut": the model's answer was cut at max_tokens for good, and a wider route would ask
+the same looping model again; or, on any route but `named`, the learned reader read nothing
+that came near an answer: `far_from_answering`) ends the search.
 """
 from __future__ import annotations
 
@@ -68,6 +69,30 @@ def section_units(con, unit_id: str, each_side: int = SECTION_UNITS) -> list[str
         SELECT id FROM o WHERE abs(pos - (SELECT pos FROM o WHERE id = ?)) <= ? ORDER BY pos
     """, [unit_id, unit_id, int(each_side)]).fetchall()
     return [r[0] for r in rows]
+
+
+def far_from_answering(found: SearchResult, route: str, cfg: Config) -> str | None:
+    """Why no wider route is worth trying after this attempt, or None: the learned reader read the
+    attempt's passages and no sentence came near answering — its best probability is below
+    [search] retry_from. Not after `named` (the documents a question names, read first): the
+    routes after it read the whole index, which that attempt did not.
+
+    Measured, not assumed (bench/results/retry-from-2026-11-30.md): on the 847 questions of the
+    five dev sets, 413 first whole-index attempts abstained; below 0.2 (351 of them) a wider
+    route never answered, and those retries took a third of their time; the four it answered
+    read 0.27-0.50 first. A wider route reads more passages of the same index with the same
+    reader, so a question nothing came near stays unanswered; near the threshold it can tip."""
+    floor = float(cfg.search.retry_from)
+    if not found.abstained or found.abstained_by != "reader" or route == "named" or floor <= 0:
+        return None
+    best = float(found.confidence or 0.0)
+    if best >= floor:
+        return None
+    nowhere = found.engine_details.get("names_nowhere")
+    if nowhere:   # read() read nothing: no term of the index is the name (near_miss.names_nowhere)
+        return f"it names {', '.join(nowhere)}, which the index holds nowhere"
+    return (f"nothing read came near an answer (best probability {best:.2f}; a wider route is tried "
+            f"from {floor:g}, [search] retry_from)")
 
 
 def _better(a: SearchResult, b: SearchResult | None) -> bool:
@@ -134,6 +159,9 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
         cut = found.engine_details.get("cut")
         if found.abstained and cut and not found.engine_details.get("final"):
             found = replace(found, engine_details={**found.engine_details, "final": cut})
+        far = far_from_answering(found, route, cfg)
+        if far and not found.engine_details.get("final"):
+            found = replace(found, engine_details={**found.engine_details, "final": far})
         final = found.engine_details.get("final") if found.abstained else None
         data = sub.finish()
         attempts.append({"attempt": n + 1, "route": route, "scope": scope, "abstained": found.abstained,

@@ -69,11 +69,21 @@ def test_a_pointer_elsewhere_after_the_lead_is_not_added(small_index, question, 
     assert pointer not in res.answer, res.answer
 
 
+def _always_retrying():
+    """The default settings, with a wider route tried whatever the reader's best reading was."""
+    from dataclasses import replace
+
+    cfg = load_config()
+    return replace(cfg, search=replace(cfg.search, retry_from=0.0))
+
+
+JAVA_HEAP = "What is the maximum heap size of the Java virtual machine in R?"
+
+
 def test_a_question_nothing_answers_tries_two_wider_routes_then_abstains(small_index):
     """Each attempt is in the trace with its route, scope, outcome and stages; the abstention
     lists the closest passages, never as citations."""
-    res = run_ask("What is the maximum heap size of the Java virtual machine in R?", small_index, load_config(),
-                  method="basic", save=False)
+    res = run_ask(JAVA_HEAP, small_index, _always_retrying(), method="basic", save=False)
     assert res.abstained and res.answer == ABSTENTION and res.citations == []
     attempts = res.trace["attempts"]
     assert [a["route"] for a in attempts] == ["basic", "wide", "section"]
@@ -84,6 +94,28 @@ def test_a_question_nothing_answers_tries_two_wider_routes_then_abstains(small_i
     assert attempts[2]["scope"]["units"] >= 1
     assert sum(a["kept"] for a in attempts) == 1
     assert res.sources and all(s.via == CLOSEST_VIA for s in res.sources)
+
+
+def test_no_wider_route_is_tried_when_nothing_read_came_near_answering(small_index):
+    """[search] retry_from: R-FAQ.pdf says nothing of a Java heap; the basic route's best sentence
+    is far below it, so the wide and section routes are not tried — and, tried, they abstain the
+    same. The trace and the result say why."""
+    cfg = load_config()
+    res = run_ask(JAVA_HEAP, small_index, cfg, method="basic", save=False)
+    assert res.abstained and res.answer == ABSTENTION and res.attempts == 1
+    assert [a["route"] for a in res.trace["attempts"]] == ["basic"]
+    assert res.confidence < cfg.search.retry_from
+    assert res.stopped and "retry_from" in res.stopped and res.trace["attempts"][0]["final"] == res.stopped
+    wider = run_ask(JAVA_HEAP, small_index, _always_retrying(), method="basic", save=False)
+    assert wider.abstained and wider.attempts == 3
+    assert max(a["confidence"] for a in wider.trace["attempts"]) < cfg.search.retry_from
+
+
+def test_a_name_the_index_holds_nowhere_is_one_attempt_and_says_so(sample_index):
+    """The sample corpus never mentions Siemens: nothing is read, no wider route is tried."""
+    res = run_ask("Who approved the Siemens firmware update?", sample_index, load_config(), save=False)
+    assert res.abstained and res.attempts == 1
+    assert res.stopped == "it names Siemens, which the index holds nowhere"
 
 
 def test_an_answered_question_is_one_attempt(sample_index):

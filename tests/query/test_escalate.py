@@ -3,7 +3,9 @@
 An engine whose answer reply was cut at max_tokens for good says so in engine_details["cut"]
 (engines/openai/engine.py): whether the engine itself abstained or ask's answer check removed
 every sentence afterwards, the abstention is final — each wider route would ask the same looping
-model again. An answer, or an abstention without it, is unchanged. The routes here are scripted
+model again. An answer, or an abstention without it, is unchanged. So is a learned reader's
+abstention whose best reading was far below an answer ([search] retry_from): a wider route reads
+more of the same index with the same reader. The routes here are scripted
 (a global question: basic and wide follow, and no route reads the index).
 """
 from __future__ import annotations
@@ -64,3 +66,27 @@ def test_an_abstention_without_a_cut_reply_still_tries_the_wider_routes():
     found, route, attempts = escalate(lambda r: SearchResult("A sentence. [Data: Sources (1)]", r), emptied)
     assert [a["route"] for a in attempts] == ["global", "basic", "wide"] and found.abstained
     assert not any("final" in a for a in attempts) and "final" not in found.engine_details
+
+
+def far(confidence, by="reader"):
+    """A route whose reading found nothing: an abstention at `confidence`, by `by`."""
+    return lambda route: SearchResult(ABSTENTION, route, abstained=True, abstained_by=by, confidence=confidence)
+
+
+def test_a_reading_nowhere_near_an_answer_ends_the_search():
+    found, route, attempts = escalate(far(0.05))
+    assert route == "global" and len(attempts) == 1 and found.abstained
+    assert "retry_from" in attempts[0]["final"] and "0.05" in attempts[0]["final"]
+
+
+def test_a_reading_near_the_threshold_still_tries_the_wider_routes():
+    found, _, attempts = escalate(far(load_config().search.retry_from))
+    assert [a["route"] for a in attempts] == ["global", "basic", "wide"] and found.abstained
+    assert not any("final" in a for a in attempts)
+
+
+def test_only_the_learned_readers_abstention_is_judged_far():
+    """An engine's or the coverage gate's abstention (a model, or no reader) tries every route."""
+    for by in ("engine", "coverage", "check"):
+        _, _, attempts = escalate(far(0.0, by))
+        assert len(attempts) == 3, by
