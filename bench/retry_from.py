@@ -33,18 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.retrieval_recall import on_gold  # noqa: E402  (check_qa.py's gold-page rule)
+
 THRESHOLDS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4)
-
-
-def _norm(text: str) -> str:
-    return " ".join("".join(ch.lower() if ch.isalnum() else " " for ch in text).split())
-
-
-def _on_gold(source: dict, document: str, pages: list[int]) -> bool:
-    """check_qa.py's rule: the source's file is the gold document and its pages meet the gold pages."""
-    name = Path(str(source.get("path") or source.get("document") or "")).name
-    p0, p1 = source.get("page_start"), source.get("page_end")
-    return name == document and p0 is not None and bool(set(range(int(p0), int(p1 or p0) + 1)) & set(pages))
 
 
 def run(setdir: str, index: str, out: str, retry_from: float) -> None:
@@ -86,7 +77,7 @@ def _ask_all(ask, setdir: str, index: str, out: str, retry_from: float, kept: di
                                      "confidence": a.get("confidence"), "ms": a.get("ms")}
                                     for a in kept["trace"].get("attempts") or [] if "skipped" not in a]}
                 if kind == "answerable":
-                    row["gold_first"] = bool(sources) and not res["abstained"] and _on_gold(
+                    row["gold_first"] = bool(sources) and not res["abstained"] and on_gold(
                         sources[0], item["document"], item["pages"])
                 f.write(json.dumps(row) + "\n")
 

@@ -78,7 +78,7 @@ def far_from_answering(found: SearchResult, route: str, cfg: Config) -> str | No
     routes after it read the whole index, which that attempt did not.
 
     Measured, not assumed (bench/results/retry-from-2026-11-30.md): on the 847 questions of the
-    five dev sets, 413 first whole-index attempts abstained; below 0.2 (351 of them) a wider
+    five dev sets, 413 first whole-index attempts abstained; below 0.2 (350 of them) a wider
     route never answered, and those retries took a third of their time; the four it answered
     read 0.27-0.50 first. A wider route reads more passages of the same index with the same
     reader, so a question nothing came near stays unanswered; near the threshold it can tip."""
@@ -157,11 +157,9 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
         if check is not None and not found.abstained:
             found = check(found, sub)
         cut = found.engine_details.get("cut")
-        if found.abstained and cut and not found.engine_details.get("final"):
-            found = replace(found, engine_details={**found.engine_details, "final": cut})
-        far = far_from_answering(found, route, cfg)
-        if far and not found.engine_details.get("final"):
-            found = replace(found, engine_details={**found.engine_details, "final": far})
+        why_final = (cut if found.abstained and cut else None) or far_from_answering(found, route, cfg)
+        if why_final and not found.engine_details.get("final"):
+            found = replace(found, engine_details={**found.engine_details, "final": why_final})
         final = found.engine_details.get("final") if found.abstained else None
         data = sub.finish()
         attempts.append({"attempt": n + 1, "route": route, "scope": scope, "abstained": found.abstained,

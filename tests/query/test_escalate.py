@@ -90,3 +90,28 @@ def test_only_the_learned_readers_abstention_is_judged_far():
     for by in ("engine", "coverage", "check"):
         _, _, attempts = escalate(far(0.0, by))
         assert len(attempts) == 3, by
+
+
+def test_a_far_reading_of_the_named_documents_still_goes_on_to_the_whole_index(monkeypatch):
+    """The documents a question names are read first; a reading there far from an answer says
+    nothing of the rest of the index, so the next route still runs (and its own far reading ends it)."""
+    from types import SimpleNamespace
+
+    import provrag.query.named as named
+
+    scope = SimpleNamespace(unit_ids=["u1"], terms=["polyglossia"], documents=["polyglossia.pdf"],
+                            to_json=lambda: {"documents": ["polyglossia.pdf"]})
+    monkeypatch.setattr(named, "named_scope", lambda con, path, question: scope)
+    asked = []
+
+    def run_route(route, use, sub, restrict, said):
+        asked.append((route, restrict))
+        return far(0.05)(route)
+
+    trace = Trace("ask", "q")
+    found, _ = search_with_retries(SimpleNamespace(con=None, path=None), "q", load_config(), None, trace, "basic",
+                                   [], run_route)
+    attempts = trace.data["attempts"]
+    assert [a["route"] for a in attempts] == ["named", "basic"] and found.abstained
+    assert "final" not in attempts[0] and "retry_from" in attempts[1]["final"]
+    assert asked == [("basic", ["u1"]), ("basic", None)]
