@@ -96,59 +96,102 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 
 
 class _Bert:
-    """BERT encoder forward pass (inference only: no dropout) over safetensors weights."""
+    """BERT encoder forward pass (inference only: no dropout) over safetensors weights.
+
+    The layers' float matrices (42 MB) are read on first use, not at load: a question's passes
+    run the int8 graph ([search] meaning_int8), whose matrices are quantised from the file one
+    layer at a time (layer_tensors), so a process that never runs a float pass never holds them
+    (issue 30: a cold ask's peak RSS). An index's embeddings, the numpy reference pass and the
+    float graph read them once and keep them (layers, onnx)."""
 
     def __init__(self, folder: Path):
         conf = json.loads((folder / "config.json").read_text())
         self.heads = int(conf["num_attention_heads"])
         self.hidden = int(conf["hidden_size"])
         self.eps = float(conf.get("layer_norm_eps", 1e-12))
-        path = folder / "model.safetensors"
+        self.n_layers = int(conf["num_hidden_layers"])
+        self.path = folder / "model.safetensors"
         p = "embeddings."
         # The vocabulary table is half the weights (30,522 × 384 floats, 47 MB) and a pass reads
         # only its texts' word pieces' rows: mapped, not read. Every other tensor is read one at
         # a time (not the whole file at once), so loading peaks at the weights kept, not twice that.
-        self.word = mapped_tensor(path, p + "word_embeddings.weight")
-        weights = TensorFile(path)
+        self.word = mapped_tensor(self.path, p + "word_embeddings.weight")
+        weights = TensorFile(self.path)
         try:
-            self._keep(weights, conf, p)
+            self.pos = weights[p + "position_embeddings.weight"]
+            self.type0 = weights[p + "token_type_embeddings.weight"][0]  # single-sentence input: type id 0
+            self.ln0 = (weights[p + "LayerNorm.weight"], weights[p + "LayerNorm.bias"])
         finally:
             weights.close()
-        from provrag.embeddings.minilm_onnx import encoder
+        self._layers: list = []     # [the float layers], read on first use (layers)
+        self._onnx: list = []       # [the float encoder or None], made on first use (onnx)
+        self._int8: list = []       # [the int8 encoder or None], made on first use (int8_encoder)
 
-        self.onnx = encoder(self, threads=_cpu_count())   # a CLI call's passes: every core
-        self._int8: list = []                               # [the int8 encoder or None], made on first use
+    @property
+    def layers(self) -> list[tuple]:
+        """Each layer's tensors in float, read from the file on first use and kept."""
+        if not self._layers:        # read: no lock on the hot path
+            with _WEIGHTS:
+                if not self._layers:
+                    self._layers.append(list(self._read_layers()))
+        return self._layers[0]
+
+    def layer_tensors(self):
+        """The layers one at a time: those kept, else read from the file and not kept (what the
+        int8 encoder quantises)."""
+        return iter(self._layers[0]) if self._layers else self._read_layers()
+
+    def _read_layers(self):
+        w = TensorFile(self.path)
+        try:
+            for i in range(self.n_layers):
+                yield self._layer(w, i)
+        finally:
+            w.close()
+
+    @property
+    def onnx(self):
+        """The float encoder (minilm_onnx.GRAPH) on every core, made on first use; None without
+        onnxruntime or the graph (the numpy pass then)."""
+        if not self._onnx:
+            with _WEIGHTS:
+                if not self._onnx:
+                    from provrag.embeddings.minilm_onnx import encoder
+
+                    self._onnx.append(encoder(self, threads=_cpu_count()))   # a CLI call's passes: every core
+        return self._onnx[0]
 
     def int8_encoder(self):
         """The int8 encoder (minilm_onnx.GRAPH_INT8), made on first use; None without it (float then)."""
         if self._int8:              # made: no lock on the hot path
             return self._int8[0]
-        with _LOADING:
+        with _WEIGHTS:
             if not self._int8:
                 from provrag.embeddings.minilm_onnx import encoder
-                self._int8.append(encoder(self, threads=_cpu_count(), int8=True) if self.onnx is not None else None)
+
+                self._int8.append(encoder(self, threads=_cpu_count(), int8=True))
             return self._int8[0]
 
-    def _keep(self, w: TensorFile, conf: dict, p: str) -> None:
-        """The tensors of the pass, as matmuls want them."""
-        self.pos = w[p + "position_embeddings.weight"]
-        self.type0 = w[p + "token_type_embeddings.weight"][0]  # single-sentence input: type id 0
-        self.ln0 = (w[p + "LayerNorm.weight"], w[p + "LayerNorm.bias"])
-        self.layers = []
-        for i in range(int(conf["num_hidden_layers"])):
-            q = f"encoder.layer.{i}."
-            a = q + "attention."
-            # torch Linear stores (out, in); transpose once so every matmul is x @ W
-            qkv_w = np.concatenate([w[a + f"self.{n}.weight"] for n in ("query", "key", "value")]).T
-            qkv_b = np.concatenate([w[a + f"self.{n}.bias"] for n in ("query", "key", "value")])
-            self.layers.append((
-                np.ascontiguousarray(qkv_w), qkv_b,
-                np.ascontiguousarray(w[a + "output.dense.weight"].T), w[a + "output.dense.bias"],
-                (w[a + "output.LayerNorm.weight"], w[a + "output.LayerNorm.bias"]),
-                np.ascontiguousarray(w[q + "intermediate.dense.weight"].T), w[q + "intermediate.dense.bias"],
-                np.ascontiguousarray(w[q + "output.dense.weight"].T), w[q + "output.dense.bias"],
-                (w[q + "output.LayerNorm.weight"], w[q + "output.LayerNorm.bias"]),
-            ))
+    def runs_on_onnx(self, int8: bool = False) -> bool:
+        """Whether a pass (int8 or not) runs on onnxruntime rather than the numpy reference."""
+        return (int8 and self.int8_encoder() is not None) or self.onnx is not None
+
+    @staticmethod
+    def _layer(w: TensorFile, i: int) -> tuple:
+        """Layer i's tensors, as matmuls want them."""
+        q = f"encoder.layer.{i}."
+        a = q + "attention."
+        # torch Linear stores (out, in); transpose once so every matmul is x @ W
+        qkv_w = np.concatenate([w[a + f"self.{n}.weight"] for n in ("query", "key", "value")]).T
+        qkv_b = np.concatenate([w[a + f"self.{n}.bias"] for n in ("query", "key", "value")])
+        return (
+            np.ascontiguousarray(qkv_w), qkv_b,
+            np.ascontiguousarray(w[a + "output.dense.weight"].T), w[a + "output.dense.bias"],
+            (w[a + "output.LayerNorm.weight"], w[a + "output.LayerNorm.bias"]),
+            np.ascontiguousarray(w[q + "intermediate.dense.weight"].T), w[q + "intermediate.dense.bias"],
+            np.ascontiguousarray(w[q + "output.dense.weight"].T), w[q + "output.dense.bias"],
+            (w[q + "output.LayerNorm.weight"], w[q + "output.LayerNorm.bias"]),
+        )
 
     def _ln(self, x: np.ndarray, gb) -> np.ndarray:
         mu = x.mean(-1, keepdims=True)
@@ -196,6 +239,8 @@ _MODELS: dict[str, tuple] = {}   # model folder -> (bert, tokenizer, weights sha
 # a server's first requests come at once: without it each thread that found the model missing
 # loaded it (tests/embeddings/test_minilm_threads.py)
 _LOADING = threading.Lock()
+# the same for a loaded model's float layers and encoders (reentrant: the float encoder reads the layers)
+_WEIGHTS = threading.RLock()
 
 
 def _load_model(folder: Path):
@@ -275,7 +320,7 @@ class MiniLMEmbedder(Embedder):
         from provrag.cores import cores_now
 
         cores, _ = cores_now(self.workers)   # in a server: this request's share of the cores
-        onnx = self._bert.onnx is not None   # its passes use the cores themselves: no batch cut per core
+        onnx = self._bert.runs_on_onnx(self.int8)   # its passes use the cores themselves: no batch cut per core
         batches = plan_batches(lengths, self.batch_size, 1 if onnx else cores)
 
         def run(idx: np.ndarray) -> None:

@@ -10,12 +10,14 @@ inputs, not initialisers: onnxruntime reads the arrays minilm.py holds in place 
 the 45 MB), and the graph stays a few kB in the wheel.
 
 int8 (data/minilm-encoder-int8.onnx, `encoder(..., int8=True)`): each weight matrix is quantised
-when the weights load (quantised_feeds: per output column, symmetric, ~10 ms) and the activations
-at each pass, so the matmuls run on the CPU's integer units (VNNI here): ~2x faster than the float
-graph on two cores, its vectors within ~0.01 cosine of the float pass's (bench/minilm_runtime.py;
-tests/embeddings/test_minilm_int8.py holds it to what onnxruntime's own quantize_dynamic makes of
-the float graph). Not the reference: used where a question's texts are only compared with each
-other ([search] meaning_int8), never for vectors an index stores.
+when the encoder is made (quantised_feeds: per output column, symmetric, ~10 ms; a layer at a time
+read from the file, so a process whose passes are all int8 never holds the float layers, ~42 MB
+of a cold ask's peak RSS) and the activations at each pass, so the matmuls run on the CPU's
+integer units (VNNI here): ~2x faster than the float graph on two cores, its vectors within
+~0.01 cosine of the float pass's (bench/minilm_runtime.py; tests/embeddings/test_minilm_int8.py
+holds it to what onnxruntime's own quantize_dynamic makes of the float graph). Not the
+reference: used where a question's texts are only compared with each other ([search]
+meaning_int8), never for vectors an index stores.
 
 If the session cannot be made (onnxruntime or the graph file missing, or a graph whose inputs are
 not these weights) `encoder()` returns None and minilm.py keeps the numpy pass (for int8: the
@@ -37,21 +39,32 @@ ENV_RUNTIME = "PROVRAG_MINILM_RUNTIME"   # "numpy": the reference pass (the benc
 
 def weight_feeds(bert) -> dict[str, np.ndarray]:
     """The encoder's weights by their graph input names, as minilm._Bert keeps them (x @ W layout)."""
-    feeds = {"ln0_g": bert.ln0[0], "ln0_b": bert.ln0[1]}
-    for i, (qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2) in enumerate(bert.layers):
+    return dict(_named(bert.ln0, bert.layers))
+
+
+def _named(ln0, layers):
+    """(graph input name, float32 array) of the embeddings' LayerNorm, then of each layer in turn."""
+    yield from (("ln0_g", _f32(ln0[0])), ("ln0_b", _f32(ln0[1])))
+    for i, (qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2) in enumerate(layers):
         p = f"l{i}_"
-        feeds.update({p + "qkv_w": qkv_w, p + "qkv_b": qkv_b, p + "o_w": o_w, p + "o_b": o_b,
-                      p + "ln1_g": ln1[0], p + "ln1_b": ln1[1], p + "i_w": i_w, p + "i_b": i_b,
-                      p + "f_w": f_w, p + "f_b": f_b, p + "ln2_g": ln2[0], p + "ln2_b": ln2[1]})
-    return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in feeds.items()}
+        for name, v in (("qkv_w", qkv_w), ("qkv_b", qkv_b), ("o_w", o_w), ("o_b", o_b), ("ln1_g", ln1[0]),
+                        ("ln1_b", ln1[1]), ("i_w", i_w), ("i_b", i_b), ("f_w", f_w), ("f_b", f_b),
+                        ("ln2_g", ln2[0]), ("ln2_b", ln2[1])):
+            yield p + name, _f32(v)
+
+
+def _f32(v) -> np.ndarray:
+    return np.ascontiguousarray(v, dtype=np.float32)
 
 
 def quantised_feeds(bert) -> dict[str, np.ndarray]:
     """weight_feeds with each matrix W as the int8 graph takes it: W_q = round(W / W_s) in
     [-127, 127], W_s = max |W| of each output column / 127, W_zp = 0 (symmetric), the values
-    onnxruntime's quantize_dynamic(per_channel=True) computes for the same matrix."""
+    onnxruntime's quantize_dynamic(per_channel=True) computes for the same matrix. The layers
+    come one at a time (minilm._Bert.layer_tensors): read from the file when the float ones are
+    not held, so only the quantised matrices stay."""
     out = {}
-    for name, w in weight_feeds(bert).items():
+    for name, w in _named(bert.ln0, bert.layer_tensors()):
         if not name.endswith("_w"):
             out[name] = w
             continue

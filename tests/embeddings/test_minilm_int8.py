@@ -112,3 +112,38 @@ def test_ask_reads_meaning_with_the_int8_pass_unless_told_otherwise(sample_index
         answers[int8] = res
     assert "Imogen Vale" in answers[True].answer and answers[True].answer == answers[False].answer
     assert abs(answers[True].confidence - answers[False].confidence) < 0.05
+
+
+def test_an_int8_pass_never_reads_the_float_layers_and_computes_what_it_did_from_them(emb):
+    """Issue 30 (a cold ask's peak RSS): a model loaded for int8 passes quantises its matrices from
+    the file one layer at a time and never holds the 42 MB of float layers nor makes the float
+    graph's session; its passes are bit for bit those of the int8 graph fed from float layers
+    already held (the quantised matrices are the same)."""
+    fresh = minilm._Bert(minilm.model_dir())
+    x, mask = batch(emb, real_texts())
+    ids = _ids(emb, real_texts())
+    lazy = fresh.hidden_states(ids, mask, threads=1, int8=True)
+    assert fresh._int8[0] is not None, "the int8 graph did not load"
+    assert fresh._layers == [] and fresh._onnx == []          # no float matrix held, no float session
+    assert fresh.runs_on_onnx(int8=True) and fresh._onnx == []
+    _ = emb._bert.layers                                        # the float layers held, as an index's embedding holds them
+    held = minilm_onnx.quantised_feeds(emb._bert)
+    read = minilm_onnx.quantised_feeds(fresh)
+    assert held.keys() == read.keys() and all(np.array_equal(held[k], read[k]) for k in held)
+    assert fresh._layers == []
+    from_held = minilm_onnx.encoder(emb._bert, 1, int8=True).hidden_states(x, mask, threads=1)
+    assert np.array_equal(lazy, from_held)
+    # a float pass later in the same process reads the layers then, once, and keeps them
+    float_pass = fresh.hidden_states(ids, mask, threads=1)
+    assert fresh._layers and fresh.layers is fresh.layers and fresh._onnx[0] is not None
+    on = mask.astype(bool)
+    assert np.allclose(float_pass[on], emb._bert.onnx.hidden_states(x, mask, 1)[on], atol=1e-5)
+    assert not np.allclose(float_pass[on], lazy[on], atol=1e-4)   # that one was the float pass
+
+
+def _ids(emb, texts):
+    enc = emb._tok.encode_batch(texts)
+    ids = np.zeros((len(enc), max(len(e.ids) for e in enc)), np.int64)
+    for row, e in enumerate(enc):
+        ids[row, :len(e.ids)] = e.ids
+    return ids

@@ -58,7 +58,7 @@ def test_the_shipped_graph_runs_and_matches_the_numpy_pass(emb):
 def test_embeddings_and_token_vectors_match_the_reference_runtime(emb, monkeypatch):
     texts = real_texts()
     fast, fast_tokens = emb.embed_tokens(texts)
-    monkeypatch.setattr(emb._bert, "onnx", None)     # what PROVRAG_MINILM_RUNTIME=numpy selects
+    monkeypatch.setattr(emb._bert, "_onnx", [None])  # what PROVRAG_MINILM_RUNTIME=numpy selects
     slow, slow_tokens = emb.embed_tokens(texts)
     np.testing.assert_allclose(fast, slow, atol=1e-6)
     assert [p for p, _ in fast_tokens] == [p for p, _ in slow_tokens]
