@@ -1,5 +1,7 @@
 """The answer shown is the answer checked: before `ask` returns, each sentence of the answer is
-judged against the sources it cites, and a sentence they do not support is removed.
+judged against the sources it cites, and a sentence they do not support is removed. A sentence
+that stands word for word in a unit it cites is held by that unit by construction: it is kept
+without asking the judge (which could only keep it: quotes_its_citation).
 
 Why in ask and not only in `verify`: users of a GraphRAG system ask it to "flag any statement
 that can't be tied to source"; a reader who never runs verify must not be shown one. The
@@ -30,7 +32,7 @@ class CheckedAnswer:
     removed: list[dict] = field(default_factory=list)    # {"sentence", "citations", "verdict", "reason"}
     checked: int = 0                                     # claims judged
     kept: int = 0                                        # claims kept
-    quoted: int = 0                                      # kept though the judge said otherwise: quoted word for word
+    quoted: int = 0                                      # kept as quoted word for word (not judged, or judged otherwise)
 
     @property
     def emptied(self) -> bool:
@@ -56,7 +58,7 @@ def check_answer(reader, answer: str, cfg: Config, engine, question: str | None 
     those not supported (see the module docstring)."""
     from provrag.query.citations import parse_citations
     from provrag.verify.claims import split_claims
-    from provrag.verify.evidence import check_claim
+    from provrag.verify.evidence import check_claim, cited_units
     from provrag.verify.verdicts import Judge
 
     claims = split_claims(answer, question)
@@ -70,11 +72,17 @@ def check_answer(reader, answer: str, cfg: Config, engine, question: str | None 
     removed_blocks: set[int] = set()
     quoted = 0
     for claim in claims:
-        check = check_claim(reader, claim, judge, cfg, cited_only=True)
         own = [n for n, blk in enumerate(blocks) if _belongs(blk, claim.span)]
-        word_for_word = check.verdict != "supported" and quotes_its_citation(reader, claim.text, check)
+        cited = cited_units(reader, claim, int(cfg.verify.top_k_cited))
+        # a quote of a unit it cites is kept whatever the judge reads (quotes_its_citation), so the
+        # judge is not asked: an extractive answer's sentences are quotes, and judging them was
+        # most of the check's time (bench/results/answer-check-quotes-2026-11-30.md)
+        word_for_word = stands_in_a_cited_unit(reader, claim.text, cited[0])
+        if not word_for_word:
+            check = check_claim(reader, claim, judge, cfg, cited_only=True, cited=cited)
+            word_for_word = check.verdict != "supported" and quotes_its_citation(reader, claim.text, check)
         quoted += word_for_word
-        if check.verdict == "supported" or word_for_word:
+        if word_for_word or check.verdict == "supported":
             kept_blocks.update(own)
             if claim.from_paragraph:
                 nxt = _next_block(blocks, claim.span[1])
@@ -97,6 +105,20 @@ def check_answer(reader, answer: str, cfg: Config, engine, question: str | None 
 
 def _words(text: str) -> str:
     return " ".join("".join(ch.lower() if ch.isalnum() else " " for ch in text).split())
+
+
+def stands_in_a_cited_unit(reader, sentence: str, per_citation: list) -> bool:
+    """Whether the sentence stands word for word in one unit its citations reach
+    (evidence.cited_units' first part): quotes_its_citation's rule for a single unit, asked before
+    the judge, which could only keep such a sentence."""
+    from provrag.store.units import fetch_units
+
+    words = _words(sentence)
+    if len(words.split()) < 3:
+        return False
+    ids = list(dict.fromkeys(uid for _, _, units in per_citation for uid, _ in units if uid))
+    rows = fetch_units(reader, ids) if ids else {}
+    return any(words in _words(rows[u].text) for u in ids if u in rows and rows[u].text)
 
 
 def quotes_its_citation(reader, sentence: str, check) -> bool:

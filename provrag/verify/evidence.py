@@ -136,14 +136,15 @@ def evidence_of(row: UnitRow, verdict: Verdict, via: str, route: str, parts: tup
 
 
 def check_claim(reader, claim: Claim, judge: Judge, cfg: Config, retrievals: list | None = None,
-                cited_only: bool = False) -> ClaimCheck:
+                cited_only: bool = False, cited: tuple | None = None) -> ClaimCheck:
     """One claim → its verdict, cited and retrieved evidence, and per-citation support.
     `retrievals`: where to append what retrieval did for the claim (its query and each
     retrieved unit's why), for the verify trace. `cited_only`: judge the claim against the
     sources it cites alone (ask's answer check: what the answer shows must be what its
-    citations hold), no retrieval."""
+    citations hold), no retrieval. `cited`: cited_units' answer for the claim, when the caller
+    has it already."""
     vcfg = cfg.verify
-    per_citation, unresolved = cited_units(reader, claim, int(vcfg.top_k_cited))
+    per_citation, unresolved = cited if cited is not None else cited_units(reader, claim, int(vcfg.top_k_cited))
     query = claim.text if not claim.focus else f"{claim.text} {claim.focus}"
     retrieved, why = ([], []) if cited_only else retrieve(reader, query, cfg, int(vcfg.top_k_retrieved))
     if retrievals is not None:

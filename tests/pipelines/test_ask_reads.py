@@ -187,6 +187,30 @@ def test_a_sentence_its_sources_do_not_support_is_removed_and_listed(sample_inde
     assert gone["citations"] == ["[Data: Sources (3)]"] and gone["verdict"] != "supported" and gone["reason"]
 
 
+def test_a_quote_of_the_unit_it_cites_is_kept_without_asking_the_judge(sample_index, monkeypatch):
+    """Issue 30: judging an extractive answer's quotes was most of the answer check's time, and the
+    judge could only keep them (a quote of its cited unit stands whatever it reads). A sentence
+    that is not a quote still goes to the judge."""
+    from provrag.engines import get_engine
+    from provrag.store.reader import reading
+    from provrag.verify.answer_check import check_answer
+
+    cfg = load_config()
+    engine = get_engine(cfg)
+    asked: list[str] = []
+    judge = engine.judge
+    monkeypatch.setattr(engine, "judge", lambda claim, evidence, focus=None: asked.append(claim)
+                        or judge(claim, evidence, focus=focus))
+    quote = ("The commissioning team is led by Dr. Imogen Vale, Brightwater's commissioning manager, who holds "
+             "the commissioning authority. [Data: Sources (3)]")
+    paraphrase = "Dr. Imogen Vale, the plant's commissioning manager, signs every permit. [Data: Sources (3)]"
+    with reading(sample_index, None) as reader:
+        out = check_answer(reader, f"{quote} {paraphrase}", cfg, engine)
+    assert out.checked == 2 and out.quoted == 1 and out.kept >= 1
+    assert asked and all(a.startswith("Dr. Imogen Vale, the plant's commissioning manager") for a in asked)
+    assert out.answer.startswith("The commissioning team is led by Dr. Imogen Vale")
+
+
 def test_an_answer_whose_citations_reach_nothing_becomes_the_abstention(sample_index):
     from provrag.engines import get_engine
     from provrag.store.reader import reading
