@@ -101,8 +101,9 @@ class _Bert:
     The layers' float matrices (42 MB) are read on first use, not at load: a question's passes
     run the int8 graph ([search] meaning_int8), whose matrices are quantised from the file one
     layer at a time (layer_tensors), so a process that never runs a float pass never holds them
-    (issue 30: a cold ask's peak RSS). An index's embeddings, the numpy reference pass and the
-    float graph read them once and keep them (layers, onnx)."""
+    (issue 30: a cold ask's peak RSS 327 -> 299 MB on the sample index,
+    bench/results/question_speed-lazy-float-2026-11-30.md). An index's embeddings, the numpy
+    reference pass and the float graph read them once and keep them (layers, onnx)."""
 
     def __init__(self, folder: Path):
         conf = json.loads((folder / "config.json").read_text())
@@ -291,9 +292,10 @@ class MiniLMEmbedder(Embedder):
         return self  # pretrained: nothing to fit
 
     def ready(self) -> "MiniLMEmbedder":
-        """Make now what this embedder's passes run (the int8 encoder is otherwise made at its first pass)."""
-        if self.int8:
-            self._bert.int8_encoder()
+        """Make now what this embedder's passes run (otherwise made at its first pass): the int8
+        encoder, or the float layers and encoder (the numpy pass: the float layers)."""
+        if not self._bert.runs_on_onnx(self.int8):
+            _ = self._bert.layers
         return self
 
     def token_counts(self, texts: list[str]) -> list[int]:

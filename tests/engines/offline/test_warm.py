@@ -33,12 +33,13 @@ def spy(module, name):
         return real(*a, **k)
     setattr(module, name, wrapped)
 spy(learned, "Reader"); spy(minilm, "_loaded")
-real_int8 = minilm._Bert.int8_encoder
-def int8_encoder(self):
-    if not self._int8:
+import provrag.embeddings.minilm_onnx as minilm_onnx
+real_encoder = minilm_onnx.encoder
+def encoder(bert, threads, int8=False):   # where the int8 encoder is made (once: under a lock)
+    if int8:
         seen.append(("int8_encoder", threading.current_thread().name))
-    return real_int8(self)
-minilm._Bert.int8_encoder = int8_encoder
+    return real_encoder(bert, threads, int8)
+minilm_onnx.encoder = encoder
 if sys.argv[3] == "off":
     warm.loads = lambda cfg, task: []
 from provrag.config import load_config
@@ -148,3 +149,20 @@ def test_a_server_loads_its_models_as_it_starts_and_its_first_question_loads_not
     assert "Imogen Vale" in out["result"]["answer"]
     assert "provrag-warm-up" not in out["threads"]
 
+
+
+def test_the_warm_up_makes_what_the_passes_will_run_and_no_more(monkeypatch):
+    """int8 passes (the default): the int8 encoder, quantised from the file, and neither the float
+    layers (42 MB) nor their session; `meaning_int8 = false`: the float layers and session."""
+    from provrag.embeddings import minilm
+    from provrag.engines.offline.warm import _load
+    from tests import components
+
+    components.minilm_weights()
+    monkeypatch.setattr(minilm, "_MODELS", {})          # a fresh process's model
+    _load(["minilm int8"])
+    ((bert, *_),) = minilm._MODELS.values()
+    assert bert._int8 and bert._int8[0] is not None
+    assert bert._layers == [] and bert._onnx == []
+    _load(["minilm"])
+    assert bert._layers and bert._onnx and bert._onnx[0] is not None
