@@ -1,7 +1,7 @@
 """all-MiniLM-L6-v2's encoder run by onnxruntime: the graph provrag ships (data/minilm-encoder.onnx,
 written by train/encoder_graph.py, no weights in it) fed the official weights minilm.py loads.
 
-Why: the numpy pass (minilm._Bert.numpy_pass) is the reference, checked against published
+Why: the numpy pass (bert.Bert.numpy_pass) is the reference, checked against published
 sentence-transformers outputs; onnxruntime computes the same thing (to 1e-5 here,
 tests/embeddings/test_minilm_onnx.py) 1.3-2x faster on two cores (fused kernels, no Python-level
 temporaries), and MiniLM's passes are most of a question's time (issue 30) and of an index's
@@ -38,7 +38,7 @@ ENV_RUNTIME = "PROVRAG_MINILM_RUNTIME"   # "numpy": the reference pass (the benc
 
 
 def weight_feeds(bert) -> dict[str, np.ndarray]:
-    """The encoder's weights by their graph input names, as minilm._Bert keeps them (x @ W layout)."""
+    """The encoder's weights by their graph input names, as bert.Bert keeps them (x @ W layout)."""
     return dict(_named(bert.ln0, bert.layers))
 
 
@@ -61,7 +61,7 @@ def quantised_feeds(bert) -> dict[str, np.ndarray]:
     """weight_feeds with each matrix W as the int8 graph takes it: W_q = round(W / W_s) in
     [-127, 127], W_s = max |W| of each output column / 127, W_zp = 0 (symmetric), the values
     onnxruntime's quantize_dynamic(per_channel=True) computes for the same matrix. The layers
-    come one at a time (minilm._Bert.layer_tensors): read from the file when the float ones are
+    come one at a time (bert.Bert.layer_tensors): read from the file when the float ones are
     not held, so only the quantised matrices stay."""
     out = {}
     for name, w in _named(bert.ln0, bert.layer_tensors()):

@@ -119,7 +119,7 @@ def test_an_int8_pass_never_reads_the_float_layers_and_computes_what_it_did_from
     the file one layer at a time and never holds the 42 MB of float layers nor makes the float
     graph's session; its passes are bit for bit those of the int8 graph fed from float layers
     already held (the quantised matrices are the same)."""
-    fresh = minilm._Bert(minilm.model_dir())
+    fresh = minilm.Bert(minilm.model_dir())
     x, mask = batch(emb, real_texts())
     ids = _ids(emb, real_texts())
     lazy = fresh.hidden_states(ids, mask, threads=1, int8=True)

@@ -14,13 +14,13 @@ from tests import components
 def test_requests_making_the_embedder_at_once_load_the_model_once(monkeypatch):
     components.minilm_weights()  # no model package: skipped (in CI: fails)
     built = []
-    real = minilm._Bert
+    real = minilm.Bert
 
     def counted(folder):
         built.append(folder)
         return real(folder)
 
-    monkeypatch.setattr(minilm, "_Bert", counted)
+    monkeypatch.setattr(minilm, "Bert", counted)
     monkeypatch.setattr(minilm, "_MODELS", {})
     start = threading.Barrier(8)
     made, errors = [], []
