@@ -30,7 +30,7 @@ class CheckedAnswer:
 
     answer: str
     removed: list[dict] = field(default_factory=list)    # {"sentence", "citations", "verdict", "reason"}
-    checked: int = 0                                     # claims judged
+    checked: int = 0                                     # claims checked (found quoted, or judged)
     kept: int = 0                                        # claims kept
     quoted: int = 0                                      # kept as quoted word for word (not judged, or judged otherwise)
 

@@ -147,3 +147,19 @@ def _ids(emb, texts):
     for row, e in enumerate(enc):
         ids[row, :len(e.ids)] = e.ids
     return ids
+
+
+def test_layers_read_later_come_only_from_the_file_whose_digest_was_checked(tmp_path):
+    """The float layers are read after the model's digest was checked (minilm._loaded): a weights
+    file replaced in between is refused, never read into a pass."""
+    import shutil
+
+    components.minilm_weights()
+    folder = tmp_path / "model"
+    shutil.copytree(minilm.model_dir(), folder)
+    fresh = minilm.Bert(folder)
+    shutil.copy(folder / "model.safetensors", tmp_path / "other")
+    (tmp_path / "other").replace(folder / "model.safetensors")   # the same bytes, another file
+    assert fresh.int8_encoder() is None and fresh._layers == []
+    with pytest.raises(RuntimeError, match="changed since this process checked"):
+        _ = fresh.layers
