@@ -71,7 +71,8 @@ def _db():
     return _state["con"]
 
 
-def _stat_key(path: Path) -> str:
+def stat_key(path: Path) -> str:
+    """What tells a file apart from another written at its path (device, inode, size, times)."""
     st = os.stat(path)
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
@@ -79,7 +80,7 @@ def _stat_key(path: Path) -> str:
 def file_sha256(path) -> str:
     """SHA-256 of a file, from the cache while the file is unchanged since it was hashed."""
     path = Path(path).resolve()
-    stat = _stat_key(path)
+    stat = stat_key(path)
     with _lock:
         con = _db()
         try:
@@ -91,7 +92,7 @@ def file_sha256(path) -> str:
         return row[0]
     with open(path, "rb") as f:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
-    if _stat_key(path) == stat:   # not written to while it was read
+    if stat_key(path) == stat:   # not written to while it was read
         with _lock:
             try:
                 con and con.execute("INSERT OR REPLACE INTO digests VALUES (?, ?, ?)", (str(path), stat, digest))

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from provrag.embeddings.tensors import TensorFile, mapped_tensor
+from provrag.usercache import stat_key
 
 # a loaded model's float layers and encoders are made once (reentrant: the float encoder reads the layers)
 _WEIGHTS = threading.RLock()
@@ -70,7 +71,7 @@ class Bert:
         self.eps = float(conf.get("layer_norm_eps", 1e-12))
         self.n_layers = int(conf["num_hidden_layers"])
         self.path = folder / "model.safetensors"
-        self.file_id = _file_id(self.path)   # the file whose digest minilm.py checked: the layers read later must be its
+        self.file_id = stat_key(self.path)   # the file whose digest minilm.py checked: the layers read later must be its
         p = "embeddings."
         # The vocabulary table is half the weights (30,522 × 384 floats, 47 MB) and a pass reads
         # only its texts' word pieces' rows: mapped, not read. Every other tensor is read one at
@@ -102,7 +103,7 @@ class Bert:
         return iter(self._layers[0]) if self._layers else self._read_layers()
 
     def _read_layers(self):
-        if _file_id(self.path) != self.file_id:
+        if stat_key(self.path) != self.file_id:
             raise RuntimeError(f"{self.path} changed since this process checked its digest: start it again")
         w = TensorFile(self.path)
         try:
@@ -203,9 +204,3 @@ def cpu_count() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-def _file_id(path: Path) -> tuple:
-    """What tells a file apart from another written at its path: inode, size, modification time."""
-    st = os.stat(path)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns

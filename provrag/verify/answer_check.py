@@ -1,7 +1,7 @@
 """The answer shown is the answer checked: before `ask` returns, each sentence of the answer is
 judged against the sources it cites, and a sentence they do not support is removed. A sentence
 that stands word for word in a unit it cites is held by that unit by construction: it is kept
-without asking the judge (which could only keep it: quotes_its_citation).
+without asking the judge (which could only keep it).
 
 Why in ask and not only in `verify`: users of a GraphRAG system ask it to "flag any statement
 that can't be tied to source"; a reader who never runs verify must not be shown one. The
@@ -74,13 +74,13 @@ def check_answer(reader, answer: str, cfg: Config, engine, question: str | None 
     for claim in claims:
         own = [n for n, blk in enumerate(blocks) if _belongs(blk, claim.span)]
         cited = cited_units(reader, claim, int(cfg.verify.top_k_cited))
-        # a quote of a unit it cites is kept whatever the judge reads (quotes_its_citation), so the
-        # judge is not asked: an extractive answer's sentences are quotes, and judging them was
-        # most of the check's time (bench/results/answer-check-quotes-2026-11-30.md)
+        # a quote of a unit it cites is kept whatever a judge would read, so none is asked: an
+        # extractive answer's sentences are quotes, and judging them was most of the check's time
+        # (bench/results/answer-check-quotes-2026-11-30.md)
         word_for_word = stands_in_a_cited_unit(reader, claim.text, cited[0])
         if not word_for_word:
             check = check_claim(reader, claim, judge, cfg, cited_only=True, cited=cited)
-            word_for_word = check.verdict != "supported" and quotes_its_citation(reader, claim.text, check)
+            word_for_word = check.verdict != "supported" and quotes_across_a_seam(reader, claim.text, check)
         quoted += word_for_word
         if word_for_word or check.verdict == "supported":
             kept_blocks.update(own)
@@ -107,46 +107,49 @@ def _words(text: str) -> str:
     return " ".join("".join(ch.lower() if ch.isalnum() else " " for ch in text).split())
 
 
+def _quote_words(sentence: str) -> str | None:
+    """The sentence's words as a quote is looked for (case and punctuation aside); None for
+    fewer than three words, too short to call a quote."""
+    words = _words(sentence)
+    return words if len(words.split()) >= 3 else None
+
+
 def stands_in_a_cited_unit(reader, sentence: str, per_citation: list) -> bool:
     """Whether the sentence stands word for word in one unit its citations reach
-    (evidence.cited_units' first part): quotes_its_citation's rule for a single unit, asked before
-    the judge, which could only keep such a sentence."""
+    (evidence.cited_units' first part): then the citation holds it by construction, whatever a
+    judge would read, so none is asked. The judge reads a claim for what it asserts and errs on
+    the very text it was taken from (a file name's "1.2-1.1" read as numbers the evidence does not
+    state; a negation two sentences away): an extractive answer's quote removed as "contradicted"
+    by its own source turned answered questions into abstentions."""
     from provrag.store.units import fetch_units
 
-    words = _words(sentence)
-    if len(words.split()) < 3:
-        return False
+    words = _quote_words(sentence)
     ids = list(dict.fromkeys(uid for _, _, units in per_citation for uid, _ in units if uid))
-    rows = fetch_units(reader, ids) if ids else {}
+    if words is None or not ids:
+        return False
+    rows = fetch_units(reader, ids)
     return any(words in _words(rows[u].text) for u in ids if u in rows and rows[u].text)
 
 
-def quotes_its_citation(reader, sentence: str, check) -> bool:
-    """Whether the sentence stands word for word in a unit it cites (or across the seam of two):
-    then the citation holds it by construction, whatever the judge read. The judge reads a claim
-    for what it asserts and errs on the very text it was taken from (a file name's "1.2-1.1" read
-    as numbers the evidence does not state; a negation two sentences away): an extractive answer's
-    quote removed as "contradicted" by its own source turned answered questions into abstentions."""
+def quotes_across_a_seam(reader, sentence: str, check) -> bool:
+    """Whether the sentence stands word for word across the seam of two cited units the judge
+    read together (a quote cut by a page break: evidence.check_claim's seams), the one kind of
+    quote stands_in_a_cited_unit cannot see before the judge has read."""
+    from provrag.query.resolve import seam_text
     from provrag.store.units import fetch_units
 
-    words = _words(sentence)
-    if len(words.split()) < 3:
+    words = _quote_words(sentence)
+    pairs = [e.text_unit_ids for e in check.cited if e.text_unit_ids and len(e.text_unit_ids) == 2]
+    if words is None or not pairs:
         return False
-    from provrag.query.resolve import seam_text
-
-    groups = [list(e.text_unit_ids or [e.text_unit_id]) for e in check.cited]
-    rows = fetch_units(reader, list(dict.fromkeys(u for g in groups for u in g if u)))
-    for g in groups:
-        units = [rows[u] for u in g if u in rows]
-        if len(units) == 1:
-            text = units[0].text
-        elif len(units) == 2:   # a quote across a page break: the seam of the two units
-            a, b = sorted(units, key=lambda u: u.char_start or 0)
-            seam = seam_text(a, b)
-            text = seam[0] if seam is not None else None
-        else:
+    rows = fetch_units(reader, list(dict.fromkeys(u for pair in pairs for u in pair)))
+    for pair in pairs:
+        units = [rows[u] for u in pair if u in rows]
+        if len(units) != 2:
             continue
-        if text and words in _words(text):
+        a, b = sorted(units, key=lambda u: u.char_start or 0)
+        seam = seam_text(a, b)
+        if seam is not None and seam[0] and words in _words(seam[0]):
             return True
     return False
 

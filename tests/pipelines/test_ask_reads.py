@@ -211,6 +211,32 @@ def test_a_quote_of_the_unit_it_cites_is_kept_without_asking_the_judge(sample_in
     assert out.answer.startswith("The commissioning team is led by Dr. Imogen Vale")
 
 
+def test_a_quote_across_a_page_break_stands_only_in_the_seam_of_its_two_units(sample_index):
+    """The one quote the check cannot see before the judge reads: cut by a page break, it stands in
+    neither unit alone, only in their seam (the judge's seam evidence)."""
+    from types import SimpleNamespace
+
+    from provrag.query.resolve import seam_text
+    from provrag.store.reader import reading
+    from provrag.store.units import fetch_units
+    from provrag.verify.answer_check import quotes_across_a_seam, stands_in_a_cited_unit
+
+    with reading(sample_index, None) as reader:
+        rows = reader.con.execute("SELECT id, document_id, char_start, length(text) FROM text_units "
+                                  "ORDER BY document_id, char_start").fetchall()
+        a, b = next((x[0], y[0]) for x, y in zip(rows, rows[1:]) if x[1] == y[1] and y[2] >= x[2] + x[3])
+        units = fetch_units(reader, [a, b])
+        text, cut, *_ = seam_text(units[a], units[b])
+        before, after = text[:cut].split()[-6:], text[cut:].split()[:6]
+        cited = [("Sources", 1, [(a, ""), (b, "")])]
+        assert stands_in_a_cited_unit(reader, " ".join(before), cited)
+        assert not stands_in_a_cited_unit(reader, " ".join(before + after), cited)
+        seam = SimpleNamespace(cited=[SimpleNamespace(text_unit_ids=[a, b])])
+        assert quotes_across_a_seam(reader, " ".join(before + after), seam)
+        assert not quotes_across_a_seam(reader, " ".join(before + after), SimpleNamespace(
+            cited=[SimpleNamespace(text_unit_ids=None), SimpleNamespace(text_unit_ids=None)]))
+
+
 def test_an_answer_whose_citations_reach_nothing_becomes_the_abstention(sample_index):
     from provrag.engines import get_engine
     from provrag.store.reader import reading
