@@ -130,13 +130,14 @@ def ask(
     strict: bool = StrictOpt,
     config: Optional[Path] = ConfigOpt,
     as_json: bool = JsonOpt,
-    raw: bool = typer.Option(False, "--raw", help="Show the answer unchecked: no sentence is judged against the "
+    raw: bool = typer.Option(False, "--raw", help="Show the answer unchecked: no sentence is checked against the "
                                                   "sources it cites, none removed."),
 ):
     """Answer a question with [Data: …] citations, then its sources by document and page.
 
-    Before it is shown, each sentence of the answer is judged against the sources it cites;
-    one they do not support is removed and listed (--json: removed_sentences). After the
+    Before it is shown, each sentence of the answer is checked against the sources it cites
+    (one quoted word for word from a cited text unit stands; any other is judged); one they do
+    not support is removed and listed (--json: removed_sentences). After the
     sources come further passages, the pages retrieval ranked next, which the answer does not
     cite (--json: "via": "further passage (not cited)"; [search] sources_listed caps the list).
 
