@@ -43,7 +43,7 @@ from provrag.query.local_search import match_entities
 from provrag.query.named import named_scope
 from provrag.store import terms as lexical
 from provrag.store.reader import open_index
-from provrag.store.units import KeptUnits
+from provrag.store.units import KeptUnits, fetch_units
 
 questions = json.loads(sys.stdin.read())
 cfg = load_config(None)
@@ -84,7 +84,7 @@ for q in questions:
     reader.kept_units = None
     nb, ms_b = timed(lambda: neighbours(reader, ids))
     reader.kept_units = KeptUnits()
-    retrieve.fetch_ranked(reader, ids)
+    fetch_units(reader, ids)
     nb2, ms_k = timed(lambda: neighbours(reader, ids))
     reader.kept_units = None
     rows.append({"q": q, "ms": {"entities": ms_e, "relationships": ms_r, "named": ms_n, "neighbours": ms_b,

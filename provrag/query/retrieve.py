@@ -29,7 +29,7 @@ from provrag.config import Config
 from provrag.query.why import explain_units
 from provrag.store import terms as lexical
 from provrag.store.neighbours import neighbours_by_row, next_head, previous_tail
-from provrag.store.units import fetch_units, read_rows
+from provrag.store.units import fetch_units
 
 
 @dataclass
@@ -109,26 +109,6 @@ def dense_channel(reader, vec, limit: int, unit_ids: list[str] | None, note: dic
         return dense(reader.con, vec, limit, unit_ids)
     note["index"] = ann.describe()
     return ann.search(vec, limit, unit_ids)
-
-
-def fetch_ranked(reader, ids: list[str]) -> dict:
-    """fetch_units, finding the units' rows in text_units.parquet from INDEX/retrieval/ (a binary
-    search) rather than by scanning its id column — a million ids — when the index has it."""
-    from provrag.store.postings import row_positions
-
-    # rows the reader keeps already (a server's, or one verify run's: verify/check.py) are not read
-    # again: only the others' row groups are (each read decodes whole row groups of text)
-    kept = getattr(reader, "kept_units", None)
-    have = kept.get(ids) if kept is not None else {}
-    todo = [i for i in dict.fromkeys(ids) if i not in have]
-    where = row_positions(getattr(reader, "path", None), todo) if todo else {}
-    if where is None:
-        return fetch_units(reader, ids)
-    fresh = {}
-    if where:
-        reader.con.register("provrag_ranked_units", read_rows(reader.path, list(where.values())))
-        fresh = fetch_units(reader, todo, rows="provrag_ranked_units")
-    return {i: have.get(i) or fresh[i] for i in dict.fromkeys(ids) if i in have or i in fresh}
 
 
 def _finite(x) -> float:
@@ -344,7 +324,7 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
 
     ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
     t0 = time.perf_counter()
-    rows = fetch_ranked(reader, [i for i, _ in ranked])
+    rows = fetch_units(reader, [i for i, _ in ranked])
     timings["fetch"] = _ms(t0)
     cands = []
     for rank, (uid, s) in enumerate(ranked):

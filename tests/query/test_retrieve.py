@@ -233,9 +233,9 @@ def test_neighbours_kept_by_the_reader_are_the_same_and_not_looked_up_again(inde
     come from the rows instead of a scan of text_units, with the same neighbours. (The SQL an index
     written before INDEX/retrieval/unit_neighbours.npy is read with.)"""
     from provrag.query import retrieve
-    from provrag.query.retrieve import antecedents, continuations, fetch_ranked, neighbours
+    from provrag.query.retrieve import antecedents, continuations, neighbours
     from provrag.store.reader import open_index
-    from provrag.store.units import KeptUnits
+    from provrag.store.units import KeptUnits, fetch_units
 
     monkeypatch.setattr(retrieve, "neighbours_by_row", lambda *args: None)
 
@@ -251,7 +251,7 @@ def test_neighbours_kept_by_the_reader_are_the_same_and_not_looked_up_again(inde
         assert any(FIND_DOCUMENTS in q for q in scanned.queries)    # the documents found by a scan
 
         rows_kept.kept_units = KeptUnits()
-        fetch_ranked(rows_kept, ids)
+        fetch_units(rows_kept, ids)
         rows_kept.con = counted = _Counted(rows_kept.con)
         assert neighbours(rows_kept, ids) == fresh
         assert counted.queries and not any(FIND_DOCUMENTS in q for q in counted.queries)

@@ -24,11 +24,9 @@ ANSWER = ("Dr. Imogen Vale leads the Halcyon commissioning team. "
 @pytest.fixture
 def fetched(monkeypatch) -> Counter:
     """How often each unit id's row is read from the index (store/units._fetch), and how many
-    rows retrieval read from text_units.parquet by position (query/retrieve.read_rows, under "@rows")."""
-    import provrag.query.retrieve as retrieve
-
+    rows were read from text_units.parquet by position (store/units.read_rows, under "@rows")."""
     seen: Counter = Counter()
-    real, real_rows = units._fetch, retrieve.read_rows
+    real, real_rows = units._fetch, units.read_rows
 
     def counting(reader, ids, positions, rows):
         seen.update(ids)
@@ -39,7 +37,7 @@ def fetched(monkeypatch) -> Counter:
         return real_rows(path, positions)
 
     monkeypatch.setattr(units, "_fetch", counting)
-    monkeypatch.setattr(retrieve, "read_rows", counting_rows)
+    monkeypatch.setattr(units, "read_rows", counting_rows)
     return seen
 
 
