@@ -15,6 +15,8 @@ index when they do not answer.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import threading
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -46,16 +48,15 @@ def named_scope(con, index_path, question: str) -> NamedScope | None:
     if not asked or len(documents) < 2:
         return None
     stats = lexical.ensure_terms(con, index_path)
-    key = (str(index_path), stats.get("n_units"), stats.get("avgdl"),
-           tuple((d["id"], d["title"], d["path"]) for d in documents))
-    names, idf, by_word = _WEIGHED.get(key) or _weigh(con, stats, documents, key)
-    # only a name holding a word of the question can have a share above 0: the others are not
-    # weighed (over 5,544 documents named_scope took 42 ms a question, now 18: bench/query_lookups.py)
-    shares = [0.0] * len(names)
-    for i in {i for w in asked for i in by_word.get(w, ())}:
-        shares[i] = max((share(name, asked, idf) for name in names[i]), default=0.0)
-    top = max(shares)
-    picked = [i for i, s in enumerate(shares) if s > MIN_SHARE and s == top]
+    from provrag.store.facts import remembered
+
+    # the book of this connection's index version, found once per connection (the key names every document)
+    book = remembered(con, ("document names", str(index_path)), lambda: names_of(index_path, stats, documents))
+    # only a name holding a word of the question can have a share above 0: only those are weighed
+    weighed = book.holding(con, stats, asked)
+    shares = {i: max((share(name, asked, book.idf) for name in names), default=0.0) for i, names in weighed.items()}
+    top = max(shares.values(), default=0.0)
+    picked = sorted(i for i, s in shares.items() if s > MIN_SHARE and s == top)
     named = [documents[i] for i in picked]
     if not named or len(named) == len(documents):
         return None
@@ -63,33 +64,79 @@ def named_scope(con, index_path, question: str) -> NamedScope | None:
                           ORDER BY human_readable_id""", [[d["id"] for d in named]]).fetchall()
     if not rows:
         return None
-    said = sorted({t for i in picked for name in names[i] for w, t in name if t and w in asked})
+    said = sorted({t for i in picked for name in weighed[i] for w, t in name if t and w in asked})
     return NamedScope([PurePosixPath(d["path"]).name or d["title"] for d in named], [r[0] for r in rows], said)
 
 
-# the documents' names as weighed words, per index and its content (a server asks many questions
-# of one index: stemming every name word at each question cost ~40 ms over 606 documents)
-_WEIGHED: dict[tuple, tuple[list, dict[str, float], dict[str, list[int]]]] = {}
+class DocumentNames:
+    """The names of one index version's documents, weighed as questions come to need them.
+
+    Why lazily: weighing every name (its words, their BM25 terms and idf) took ~0.3 s of a cold
+    ask over 5,544 documents, linear in the documents, though a question's words occur in few of
+    them. A name holding a word of the question holds it, case folded, as a substring (case
+    folding is context-free and folds a lower-cased word as it folds the word), so a substring
+    test over the folded names finds every document that can be named, and a few more that the
+    exact word test then drops. A server keeps the book between questions (names_of)."""
+
+    def __init__(self, documents: list[dict]):
+        from provrag.query.themes import name_texts
+
+        self.documents = documents
+        folded = ["\n".join(name_texts(d)).casefold() for d in documents]
+        # all names in one text, each document's after a NUL (a word never holds one), searched
+        # with str.find: a Python loop over 5,544 names took ~9 ms a question
+        self.text = "".join("\0" + f for f in folded)
+        self.starts = list(itertools.accumulate((1 + len(f) for f in folded[:-1]), initial=0))
+        self.names: dict[int, list] = {}         # document → its two names as (word, term) lists
+        self.idf: dict[str, float] = {}          # the BM25 idf of every term of a weighed name
+        self.lock = threading.Lock()
+
+    def holding(self, con, stats: dict, asked: set[str]) -> dict[int, list]:
+        """{document: its weighed names} for each document whose title or file name holds one of
+        the `asked` words as a word of its own."""
+        from provrag.query.themes import document_names
+        from provrag.store import terms as lexical
+
+        maybe = sorted({i for w in asked for i in self.finding(w.casefold())})
+        with self.lock:
+            todo = [i for i in maybe if i not in self.names]
+        fresh = {i: [name_terms(words) for words in document_names(self.documents[i])] for i in todo}
+        terms = {t for names in fresh.values() for name in names for _, t in name if t}
+        with self.lock:
+            idf = lexical.idf_of(con, stats, terms - self.idf.keys()) if terms - self.idf.keys() else {}
+            self.idf.update(idf)
+            self.names.update(fresh)
+            found = {i: self.names[i] for i in maybe}
+        return {i: names for i, names in found.items() if any(w in asked for name in names for w, _ in name)}
+
+    def finding(self, word: str):
+        """The documents whose folded names hold `word` (case folded) as a substring, each once."""
+        at = self.text.find(word)
+        while at != -1:
+            doc = bisect.bisect_right(self.starts, at) - 1
+            yield doc
+            if doc + 1 >= len(self.starts):
+                return
+            at = self.text.find(word, self.starts[doc + 1])
+
+
+# each index version's names (a server asks many questions of one index)
+_BOOKS: dict[tuple, DocumentNames] = {}
 _KEPT = 8
-_WEIGHING = threading.Lock()   # a server's questions run in threads of their own
+_BOOKS_LOCK = threading.Lock()   # a server's questions run in threads of their own
 
 
-def _weigh(con, stats: dict, documents: list[dict], key: tuple) -> tuple[list, dict[str, float], dict[str, list[int]]]:
-    """(each document's names as weighed words, their terms' idf, the documents each word names)."""
-    from provrag.query.themes import document_names
-    from provrag.store import terms as lexical
-
-    names = [[name_terms(words) for words in document_names(d)] for d in documents]
-    idf = lexical.idf_of(con, stats, {t for pair in names for name in pair for _, t in name if t})
-    by_word: dict[str, list[int]] = {}
-    for i, pair in enumerate(names):
-        for w in {w for name in pair for w, _ in name}:
-            by_word.setdefault(w, []).append(i)
-    with _WEIGHING:
-        if len(_WEIGHED) >= _KEPT:
-            _WEIGHED.pop(next(iter(_WEIGHED)), None)
-        _WEIGHED[key] = (names, idf, by_word)
-    return names, idf, by_word
+def names_of(index_path, stats: dict, documents: list[dict]) -> DocumentNames:
+    """The names book of this index and its content (kept per process, the last `_KEPT`)."""
+    key = (str(index_path), stats.get("n_units"), stats.get("avgdl"),
+           tuple((d["id"], d["title"], d["path"]) for d in documents))
+    with _BOOKS_LOCK:
+        book = _BOOKS.get(key)
+        if book is None:
+            if len(_BOOKS) >= _KEPT:
+                _BOOKS.pop(next(iter(_BOOKS)), None)
+            book = _BOOKS[key] = DocumentNames(documents)
+    return book
 
 
 def name_terms(words: set[str]) -> list[tuple[str, str | None]]:

@@ -116,7 +116,14 @@ def _spaced(stem: str) -> str:
 
 def document_names(d: dict) -> tuple[set[str], set[str]]:
     """A document's two names as content words: its title's, its file name's."""
-    return name_words(d["title"]), name_words(_spaced(_stem_of(d["path"])))
+    title, file = name_texts(d)
+    return name_words(title), name_words(file)
+
+
+def name_texts(d: dict) -> tuple[str, str]:
+    """The two texts a document is named by: its title, and its file name without the extension,
+    with - and _ read as spaces (what document_names takes its words from)."""
+    return d["title"] or "", _spaced(_stem_of(d["path"]))
 
 
 def specific_subject(con, question: str) -> list[str]:
