@@ -102,7 +102,16 @@ class MiniLMEmbedder(Embedder):
 
     def __init__(self, batch_size: int = QUERY_BATCH, int8: bool = False):
         """`int8`: int8 matmuls (minilm_onnx.GRAPH_INT8), ~1.8x faster, cosines within ~0.01 of the
-        float pass's: only for texts a question compares among themselves (the answer's meaning)."""
+        float pass's: only for texts a question compares among themselves (the answer's meaning).
+
+        An int8 pass reads one text: the graph quantises its activations with
+        one scale per pass (onnxruntime's dynamic quantisation), set by every text in the pass and
+        its padding, so a text read in a batch got a vector that depended on its batch-mates. A
+        question's confidence then moved with the texts read beside it, and in a server, where
+        vectors are kept between questions (remembered.py), with the questions asked before it
+        (by up to 0.013 on eval/texlive; 14 of 20 confidences differed). Read alone, a text's
+        vector is a function of the text, bit for bit, and the passes side by side on two cores
+        took 0.6-0.7x the batched time (TeX Live questions' sentences and paragraphs)."""
         self.batch_size = max(1, int(batch_size))
         self.workers = max(1, cpu_count())
         self.folder = model_dir()
@@ -146,7 +155,10 @@ class MiniLMEmbedder(Embedder):
 
         cores, _ = cores_now(self.workers)   # in a server: this request's share of the cores
         onnx = self._bert.runs_on_onnx(self.int8)   # its passes use the cores themselves: no batch cut per core
-        batches = plan_batches(lengths, self.batch_size, 1 if onnx else cores)
+        # int8: each text in a pass of its own (see __init__); float: batches of similar lengths
+        alone = self.int8 and onnx
+        batches = [np.array([i]) for i in np.argsort(-lengths, kind="stable")] if alone else \
+            plan_batches(lengths, self.batch_size, 1 if onnx else cores)
 
         def run(idx: np.ndarray) -> None:
             longest = int(lengths[idx[0]])
@@ -167,8 +179,10 @@ class MiniLMEmbedder(Embedder):
 
         # numpy: one batch per core, each with single-threaded BLAS (numpy releases the GIL in matmuls
         # and ufuncs; OpenBLAS's own threads took 9x as long at load ~9). onnxruntime: the batches
-        # one after another, each on this question's cores (minilm_onnx.Encoder: ~1.5x faster on paragraphs).
-        workers = 1 if onnx else min(cores, len(batches))
+        # one after another, each on this question's cores (minilm_onnx.Encoder: ~1.5x faster on
+        # paragraphs); int8's one-text passes side by side, one per core (a one-text pass is too
+        # small for onnxruntime's threads to share, as the reader's one-pair runs: learned/reader.py)
+        workers = min(cores, len(batches)) if alone or not onnx else 1
         with _blas_threads(1):
             if workers > 1:
                 from concurrent.futures import ThreadPoolExecutor

@@ -7,8 +7,9 @@ question only meets the vectors in the cosine and MaxSim afterwards), and a serv
 meet the same paragraphs again and again (the same manual's section answers many questions). So
 the vectors are kept, by text, in a store bounded by bytes (least recently used out first), and
 only texts not seen before go through the model. What is served from the store is the vector the
-model gave that text earlier, in another batch: equal to a fresh pass up to float rounding
-(~1e-7, the same spread a pass shows between one and two BLAS threads).
+model gave that text earlier: equal to a fresh pass, bit for bit for the int8 pass (each text is
+read alone: embeddings/minilm.py), up to float rounding for the float pass's batches (~1e-7, the
+same spread a pass shows between one and two BLAS threads).
 
 Paragraphs are known before any question: `provrag index` writes their pooled vectors beside the
 index (index/passages.py, store/passages.py). While an ask reads an index (`reading_index`), a
