@@ -20,11 +20,11 @@ Steps:
    paragraph as context) — none is read when the question names something no passage holds
    (near_miss.names_nowhere): no sentence can state its answer;
 4. the answer: among the candidates that may answer (near_miss.py: for a question asking for a
-   limit, a version or a cost, those with the fact's form; all of them otherwise), the
-   most probable sentence at or above `answer_min_prob` (ties by passage
-   relevance), then — for a "how do I" question — the steps that follow it in its section, or
-   further sentences the reader itself reads as answering (its own probability at or above the
-   threshold) on the same subject (a broad question: one per passage), `answer_sentences` at most. None at or above it: the engine abstains.
+   limit, a version or a cost, those with the fact's form; all of them otherwise), the most
+   probable sentence at or above `answer_min_prob` (ties by passage relevance), then — for a "how
+   do I" question — the steps that follow it in its section, or further sentences the reader
+   itself reads as answering (its own probability at or above the threshold) on the same subject
+   (a broad question: one per passage), none said twice, `answer_sentences` at most. None: abstain.
 The answer's `confidence` is the lead sentence's probability (calibrated by the train lane on
 held-out data, bench/results/): the model's, not a coverage score.
 """
@@ -38,7 +38,7 @@ from provrag.config import Config
 from provrag.engines.offline.answer.focus import anchor_term, points_elsewhere, same_subject, section_steps, steps_after
 from provrag.engines.offline.answer.near_miss import names_nowhere, stating_asked_fact
 from provrag.engines.offline.answer.scoring import rank_sentences
-from provrag.engines.offline.answer.wording import normalised
+from provrag.engines.offline.answer.wording import normalised, said_already
 from provrag.text.questions import is_broad, is_procedural
 from provrag.text.sentences import is_heading
 
@@ -81,10 +81,8 @@ def passage_text(record: dict) -> str:
     return " ".join((record.get("text") or "").split())
 
 
-# one question's readings, kept across ask's attempts (escalate.py), one per thread: a server
-# answers several questions at once (serve/service.py, a compute slot per core), each request in
-# a thread of its own from start to end; a memo shared by all would let one question's reading
-# of a sentence stand for another's (the same sentence, read against a different question)
+# one question's readings, kept across ask's attempts (escalate.py), one per thread (a server's requests
+# run in threads of their own: a shared memo would let one question's reading stand for another's)
 _MEMO = threading.local()
 
 
@@ -389,6 +387,8 @@ def focus_read(question: str, answering: list[dict], records: list[dict], idf: d
     for c in answering[1:]:
         if len(out) >= n:
             break
+        if said_already(c["sentence"], [x["sentence"] for x in out]):   # two overlapping units quote it
+            continue
         if c.get("continues_lead"):   # completes the lead (continuation): same passage, same subject
             out.append(c)
             continue

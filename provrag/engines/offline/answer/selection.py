@@ -13,19 +13,7 @@ from __future__ import annotations
 
 from provrag.config import Config
 from provrag.engines.offline.answer.scoring import rank_sentences
-from provrag.engines.offline.answer.wording import normalised
-
-
-def _is_dup(sent: str, kept: list[str]) -> bool:
-    """The same sentence as one kept already: equal, inside it, or ≥ 90 % alike (rapidfuzz)."""
-    from rapidfuzz import fuzz
-
-    n = normalised(sent)
-    for k in kept:
-        kn = normalised(k)
-        if n == kn or n in kn or kn in n or fuzz.ratio(n, kn) >= 90:
-            return True
-    return False
+from provrag.engines.offline.answer.wording import said_already
 
 
 def select(question: str, records: list[dict], n: int, idf: dict[str, float] | None = None,
@@ -59,7 +47,7 @@ def select(question: str, records: list[dict], n: int, idf: dict[str, float] | N
             break
         if cand["score"] < min_score:
             break
-        if _is_dup(cand["sentence"], [x["sentence"] for x in kept]):
+        if said_already(cand["sentence"], [x["sentence"] for x in kept]):
             continue
         kept.append(cand)
     if mode == "minilm" and len(kept) > 1:

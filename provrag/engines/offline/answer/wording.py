@@ -27,6 +27,20 @@ def normalised(sentence: str) -> str:
     return " ".join(re.findall(r"\w+", sentence.lower()))
 
 
+def said_already(sentence: str, kept: list[str]) -> bool:
+    """The same sentence as one kept already: equal, inside it, or ≥ 90 % alike (rapidfuzz) —
+    the same sentence quoted from two overlapping units, or from two documents, so that an
+    answer never says one thing twice."""
+    from rapidfuzz import fuzz
+
+    n = normalised(sentence)
+    for k in kept:
+        kn = normalised(k)
+        if n == kn or n in kn or kn in n or fuzz.ratio(n, kn) >= 90:
+            return True
+    return False
+
+
 def closed(sentence: str) -> str:
     """The sentence ending in terminal punctuation (a full stop added where it has none; one
     closed by a quote or bracket after its stop, `…us."`, has one)."""
