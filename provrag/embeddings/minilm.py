@@ -104,14 +104,14 @@ class MiniLMEmbedder(Embedder):
         """`int8`: int8 matmuls (minilm_onnx.GRAPH_INT8), ~1.8x faster, cosines within ~0.01 of the
         float pass's: only for texts a question compares among themselves (the answer's meaning).
 
-        An int8 pass reads one text: the graph quantises its activations with
-        one scale per pass (onnxruntime's dynamic quantisation), set by every text in the pass and
-        its padding, so a text read in a batch got a vector that depended on its batch-mates. A
-        question's confidence then moved with the texts read beside it, and in a server, where
-        vectors are kept between questions (remembered.py), with the questions asked before it
-        (by up to 0.013 on eval/texlive; 14 of 20 confidences differed). Read alone, a text's
-        vector is a function of the text, bit for bit, and the passes side by side on two cores
-        took 0.6-0.7x the batched time (TeX Live questions' sentences and paragraphs)."""
+        An int8 pass reads one text. Why: the graph quantises its activations with one scale per
+        pass (onnxruntime's dynamic quantisation), set by every text in the pass and its padding,
+        so a text read in a batch got a vector that depended on its batch-mates. A question's
+        confidence then moved with the texts read beside it, and in a server, where vectors are
+        kept between questions (remembered.py), with the questions asked before it (by up to
+        0.013 on eval/texlive; 14 of 20 confidences differed). Read alone, a text's vector is a
+        function of the text, bit for bit, and the passes side by side on two cores took
+        0.6-0.7x the batched time (TeX Live questions' sentences and paragraphs)."""
         self.batch_size = max(1, int(batch_size))
         self.workers = max(1, cpu_count())
         self.folder = model_dir()

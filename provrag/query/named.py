@@ -71,7 +71,7 @@ def named_scope(con, index_path, question: str) -> NamedScope | None:
 class DocumentNames:
     """The names of one index version's documents, weighed as questions come to need them.
 
-    Why lazily: weighing every name (its words, their BM25 terms and idf) took ~0.3 s of a cold
+    Why lazily: weighing every name (its words, their BM25 terms and idf) took ~150 ms of a cold
     ask over 5,544 documents, linear in the documents, though a question's words occur in few of
     them. A name holding a word of the question holds it, case folded, as a substring (case
     folding is context-free and folds a lower-cased word as it folds the word), so a substring
