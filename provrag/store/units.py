@@ -126,44 +126,44 @@ class KeptUnits:
                 self.adjacent.popitem(last=False)
 
 
-def fetch_units(reader, unit_ids, positions: str = "text_units", rows: str | None = None) -> dict[str, UnitRow]:
+def fetch_units(reader, unit_ids, positions: str = "text_units") -> dict[str, UnitRow]:
     """The rows of `unit_ids` (missing ids are left out). Where the index has its row map
     (INDEX/retrieval/, store/postings.row_positions), the ids' rows are found by binary search and
     read from only the row groups that hold them (read_rows); otherwise `positions`, a table with
     (id, row_position) — text_units itself, or a resolver's in-memory copy — is where DuckDB looks
-    the ids up. `rows`: a table already holding those units' text_units rows. A reader with
-    `kept_units` (a server's, KeptUnits) reads only the rows it has not kept."""
+    the ids up. A reader with `kept_units` (a server's, KeptUnits) reads only the rows it has not
+    kept."""
     ids = [i for i in dict.fromkeys(unit_ids) if i]
     kept = getattr(reader, "kept_units", None)
     if kept is None or not ids:
-        return _fetch_rows(reader, ids, positions, rows)
+        return _fetch_rows(reader, ids, positions)
     found = kept.get(ids)
     missing = [i for i in ids if i not in found]
     if missing:
-        fresh = _fetch_rows(reader, missing, positions, rows)
+        fresh = _fetch_rows(reader, missing, positions)
         kept.keep(fresh)
         found.update(fresh)
     return {i: found[i] for i in ids if i in found}
 
 
-def _fetch_rows(reader, ids: list[str], positions: str, rows: str | None) -> dict[str, UnitRow]:
+def _fetch_rows(reader, ids: list[str], positions: str) -> dict[str, UnitRow]:
     """_fetch, by the index's row map when it has one. Why: DuckDB finds ids by scanning the id
     column (random hashes, no pruning) and then the rows by position, ~10-25 ms a fetch on ~9,500
     units, and an ask fetches five or six times (its context, citations, the answer check); the
     binary search and the row groups read with pyarrow (kept per process) take ~1-3 ms."""
-    if rows is not None or not ids:
-        return _fetch(reader, ids, positions, rows)
+    if not ids:
+        return {}
     from provrag.store.postings import row_positions
 
     where = row_positions(getattr(reader, "path", None), ids)
     if where is None:
-        return _fetch(reader, ids, positions, rows)
+        return _fetch(reader, ids, positions, None)
     return _fetch(reader, ids, positions, read_rows(reader.path, list(where.values()))) if where else {}
 
 
 def _fetch(reader, ids: list[str], positions: str, rows) -> dict[str, UnitRow]:
-    """The rows of `ids` as UnitRows: found by DuckDB in `positions`, or those of `rows` (a table
-    name or an Arrow table of text_units rows, read_rows)."""
+    """The rows of `ids` as UnitRows: found by DuckDB in `positions`, or those of `rows` (an
+    Arrow table of text_units rows, read_rows)."""
     if not ids:
         return {}
     con = reader.con
@@ -172,9 +172,8 @@ def _fetch(reader, ids: list[str], positions: str, rows) -> dict[str, UnitRow]:
             f"SELECT row_position FROM {positions} WHERE {sql_in(con, 'id', ids, 'fetch')}").fetchall()]
         if not pos:
             return {}
-        rows = f"(SELECT * FROM text_units WHERE row_position IN ({', '.join(str(int(p)) for p in sorted(pos))}))"
-    if isinstance(rows, str):
-        found = con.execute(f"WITH t AS (SELECT * FROM {rows}) SELECT {', '.join(UNIT_COLUMNS)} FROM t").fetchall()
+        found = con.execute(f"SELECT {', '.join(UNIT_COLUMNS)} FROM text_units "
+                            f"WHERE row_position IN ({', '.join(str(int(p)) for p in sorted(pos))})").fetchall()
     else:   # an Arrow table of the rows (read_rows): taken as it is, no SQL
         found = list(zip(*(rows.column(c).to_pylist() for c in UNIT_COLUMNS)))
     # their documents' names, read once per connection (store/facts.py) rather than joined each time
