@@ -1,7 +1,7 @@
 """MiniLM on onnxruntime, in float and with int8 matmuls, against the numpy reference pass: time,
 memory and agreement, one run.
 
-usage: python bench/minilm_runtime.py [--rounds 5] [--out STEM]
+usage: python bench/minilm_runtime.py [--rounds 5] [--out STEM] [--base-ref REV]
 
 What a question and an index embed, from the sample corpus (data/, indexed here into a temporary
 folder): a question's candidate sentences with their token vectors (32), the paragraphs they
@@ -12,6 +12,9 @@ offline answer's meaning pass), alternately, --rounds times; the figure is the m
 child's peak RSS, the largest difference between the float runtimes' vectors, and how far the
 int8 vectors stand from the float ones: each text's cosine to its float vector (lowest, mean), and
 how much the cosines between texts move (mean, largest), which is what the meaning score reads.
+`--base-ref REV`: the int8 runtime of that commit too (a detached worktree, its code run with this
+venv's libraries), alternately with the others, and whether its int8 vectors equal this tree's bit
+for bit (a speed change that must not move a vector).
 Writes bench/results/minilm-runtime-<date>.json and .md.
 """
 from __future__ import annotations
@@ -31,6 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import json, re, sys, time
+if len(sys.argv) > 4:   # another commit's tree: its code, never this one's
+    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+    sys.path.insert(0, sys.argv[4])
 import numpy as np
 import pyarrow.parquet as pq
 from provrag.embeddings.minilm import MiniLMEmbedder
@@ -57,6 +63,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out", default=f"minilm-runtime-{dt.date.today().isoformat()}")
+    ap.add_argument("--base-ref", help="also the int8 runtime of this commit (question_speed.py's base worktree)")
     args = ap.parse_args()
     import numpy as np
 
@@ -66,16 +73,24 @@ def main() -> int:
                    capture_output=True)
     units = work / "idx" / "text_units.parquet"
     runs: dict[str, list[dict]] = {"numpy": [], "onnxruntime": [], "int8": []}
+    base = None
+    if args.base_ref:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from question_speed import base_tree
+
+        base = base_tree(args.base_ref, work)
+        runs["int8 base"] = []
     diff = 0.0
     for r in range(args.rounds):
         got = {}
         for runtime in runs:
             env = dict(os.environ, PROVRAG_MINILM_RUNTIME="numpy" if runtime == "numpy" else "")
             vec = work / f"{runtime}.npy"
-            p = subprocess.run([sys.executable, "-c", CHILD, str(units), str(vec), runtime], env=env,
+            argv = [sys.executable, "-c", CHILD, str(units), str(vec), runtime.split()[0]]
+            p = subprocess.run(argv + ([str(base)] if runtime == "int8 base" else []), env=env,
                                capture_output=True, text=True, check=True)
             row = json.loads(p.stdout.strip().splitlines()[-1])
-            assert row["runtime"] == runtime, row
+            assert row["runtime"] == runtime.split()[0], row
             runs[runtime].append(row)
             got[runtime] = np.load(vec)
         diff = max(diff, float(np.abs(got["numpy"] - got["onnxruntime"]).max()))
@@ -104,6 +119,15 @@ def main() -> int:
               f"{agree['own_cosine_min']:.4f} at lowest, {agree['own_cosine_mean']:.4f} on average; the cosine "
               f"between two texts moves by {agree['pair_cosine_moved_mean']:.4f} on average, "
               f"{agree['pair_cosine_moved_max']:.4f} at most."]
+    if base is not None:
+        same = bool(np.array_equal(got["int8"], got["int8 base"]))
+        lines += ["", f"int8 of {args.base_ref} (its own tree, the same libraries) against this tree's, median ms:", "",
+                  f"| texts embedded | int8, {args.base_ref} | int8, this tree | ratio |", "| --- | ---: | ---: | ---: |"]
+        lines += [f"| {k} ({texts[k]}) | {med['int8 base'][k]:.0f} ms | {med['int8'][k]:.0f} ms | "
+                  f"{med['int8'][k] / med['int8 base'][k]:.2f}× |" for k in med["int8"]]
+        lines += [f"| child peak RSS | {rss['int8 base']:.0f} MB | {rss['int8']:.0f} MB | |", "",
+                  f"The two trees' int8 vectors are {'equal, bit for bit' if same else 'NOT equal'}."]
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], capture_output=True)
     (ROOT / "bench" / "results" / f"{args.out}.md").write_text("\n".join(lines) + "\n")
     (ROOT / "bench" / "results" / f"{args.out}.json").write_text(json.dumps(
         {"median_ms": med, "peak_rss_mb": rss, "texts": texts, "max_abs_diff": diff, "int8_agreement": agree,

@@ -1,8 +1,8 @@
 """Writes provrag/embeddings/data/minilm-encoder.onnx: all-MiniLM-L6-v2's encoder as an ONNX graph
 with no weights in it (a few kB), which provrag runs on onnxruntime with the official safetensors
 weights fed as inputs (provrag/embeddings/minilm_onnx.py); and minilm-encoder-int8.onnx, the same
-encoder with int8 matmuls, fed the weights quantised when they load (the offline answer's meaning
-pass: [search] meaning_int8).
+encoder with int8 matmuls, its weights quantised when they load and handed to onnxruntime as the
+session is made (the offline answer's meaning pass: [search] meaning_int8).
 
     python train/encoder_graph.py            # needs the `onnx` package (train and test extras)
 
@@ -27,6 +27,23 @@ OUT = ROOT / "provrag" / "embeddings" / "data" / "minilm-encoder.onnx"
 OUT_INT8 = ROOT / "provrag" / "embeddings" / "data" / "minilm-encoder-int8.onnx"
 
 
+# the name the int8 graph's weights give as their external data: never a file (minilm_onnx hands the arrays over)
+EXTERNAL_DATA = "minilm_onnx.quantised_feeds"
+
+
+def int8_weights(weights: list[tuple[str, list[int]]]):
+    """(name, shape, ONNX type) of each array the int8 graph takes for the float weights listed: a
+    matrix W as W_q (int8), W_s (one scale per output column) and W_zp (zeros); a vector as is."""
+    from onnx import TensorProto
+
+    for name, shape in weights:
+        if name.endswith("_w"):
+            yield from ((name + "_q", shape, TensorProto.INT8), (name + "_s", shape[1:], TensorProto.FLOAT),
+                        (name + "_zp", shape[1:], TensorProto.INT8))
+        else:
+            yield name, shape, TensorProto.FLOAT
+
+
 def graph_bytes(conf: dict, int8: bool = False) -> bytes:
     """The serialised graph for a BERT config (hidden_size, num_attention_heads, num_hidden_layers,
     intermediate_size, layer_norm_eps). Inputs: "embedded" (B, L, H), the summed word, position
@@ -37,7 +54,8 @@ def graph_bytes(conf: dict, int8: bool = False) -> bytes:
     (zeros), W ≈ W_q · W_s, and its matmul is dynamically quantised: the activations are cut to
     uint8 per pass (DynamicQuantizeLinear), multiplied in integers (MatMulInteger), and scaled back.
     It is the graph onnxruntime's quantize_dynamic(per_channel=True) makes of the float graph, node
-    for node, with the weights still inputs (minilm_onnx.quantised_feeds computes them)."""
+    for node; its weights are initializers with external data, given by minilm_onnx when it makes
+    the session (minilm_onnx.quantised_feeds computes them)."""
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
@@ -88,22 +106,36 @@ def graph_bytes(conf: dict, int8: bool = False) -> bytes:
     f32 = TensorProto.FLOAT
     inputs = [helper.make_tensor_value_info("embedded", f32, ["batch", "length", hidden]),
               helper.make_tensor_value_info("mask_bias", f32, ["batch", 1, 1, "length"])]
-    for name, shape in weights:
-        if int8 and name.endswith("_w"):   # a matrix: its int8 values, column scales and zero points
-            inputs += [helper.make_tensor_value_info(name + "_q", TensorProto.INT8, shape),
-                       helper.make_tensor_value_info(name + "_s", f32, shape[1:]),
-                       helper.make_tensor_value_info(name + "_zp", TensorProto.INT8, shape[1:])]
-        else:
-            inputs.append(helper.make_tensor_value_info(name, f32, shape))
-    title = "all-MiniLM-L6-v2 encoder (weights as inputs" + (", int8 matmuls)" if int8 else ")")
+    initializers = [numpy_helper.from_array(a, n) for n, a in consts.items()]
+    if int8:
+        # the weights are initializers whose data is "external": minilm_onnx hands the quantised
+        # arrays to onnxruntime when it makes the session (add_external_initializers), so they are
+        # constants there and packed once for the integer matmuls, not at every pass as inputs are
+        offset = 0
+        for name, shape, dtype in int8_weights(weights):
+            t = TensorProto(name=name, data_type=dtype, dims=shape, data_location=TensorProto.EXTERNAL)
+            size = math.prod(shape) * (1 if dtype == TensorProto.INT8 else 4)
+            for key, value in (("location", EXTERNAL_DATA), ("offset", str(offset)), ("length", str(size))):
+                t.external_data.add(key=key, value=value)
+            offset += size
+            initializers.append(t)
+    else:
+        inputs += [helper.make_tensor_value_info(name, f32, shape) for name, shape in weights]
+    title = "all-MiniLM-L6-v2 encoder (" + ("int8 matmuls, the weights given at load)" if int8 else "weights as inputs)")
     graph = helper.make_graph(nodes, title, inputs,
-                              [helper.make_tensor_value_info("hidden", f32, ["batch", "length", hidden])],
-                              [numpy_helper.from_array(a, n) for n, a in consts.items()])
+                              [helper.make_tensor_value_info("hidden", f32, ["batch", "length", hidden])], initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="provrag train/encoder_graph.py")
     model.ir_version = 8
     import onnx
 
-    onnx.checker.check_model(model)
+    checked = onnx.ModelProto()
+    checked.CopyFrom(model)
+    if int8:   # the checker looks for the external data on disk: check the twin that takes the weights as inputs
+        external = [t for t in checked.graph.initializer if t.data_location == TensorProto.EXTERNAL]
+        for t in external:
+            checked.graph.initializer.remove(t)
+            checked.graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    onnx.checker.check_model(checked)
     return model.SerializeToString(deterministic=True)
 
 

@@ -132,7 +132,8 @@ class Bert:
             if not self._int8:
                 from provrag.embeddings.minilm_onnx import encoder
 
-                self._int8.append(encoder(self, threads=cpu_count(), int8=True))
+                # its passes read one text each, one per core, on one thread each (minilm._forward)
+                self._int8.append(encoder(self, threads=1, int8=True))
             return self._int8[0]
 
     def runs_on_onnx(self, int8: bool = False) -> bool:

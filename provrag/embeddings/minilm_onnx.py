@@ -15,7 +15,11 @@ read from the file, so a process whose passes are all int8 never holds the float
 of a cold ask's peak RSS) and the activations at each pass, so the matmuls run on the CPU's
 integer units (VNNI here): ~2x faster than the float graph on two cores, its vectors within
 ~0.01 cosine of the float pass's (bench/minilm_runtime.py; tests/embeddings/test_minilm_int8.py
-holds it to what onnxruntime's own quantize_dynamic makes of the float graph). Not the
+holds it to what onnxruntime's own quantize_dynamic makes of the float graph). The quantised
+weights are the graph's initializers, handed over when a session is made, so onnxruntime packs
+them once: as inputs they were packed again at every pass, ~1.2 ms of each (a 32-piece sentence's
+pass 4.3 → 2.8 ms; a question's 32 sentences 96 → 67 ms, the same vectors bit for bit:
+bench/results/minilm-int8-constants-2026-11-30.md). Not the
 reference: used where a question's texts are only compared with each other ([search]
 meaning_int8), never for vectors an index stores.
 
@@ -91,19 +95,28 @@ class Encoder:
     def __init__(self, bert, threads: int, int8: bool = False):
         """`threads`: the count a pass of this process uses when it has every core (a CLI call's);
         its session is made now, and checked against the weights. `int8`: the graph whose matmuls
-        are quantised (GRAPH_INT8), fed quantised_feeds."""
+        are quantised (GRAPH_INT8), given quantised_feeds as its initializers when a session is
+        made (the float graph takes its weights as inputs at every pass)."""
         self.graph = (GRAPH_INT8 if int8 else GRAPH).read_bytes()
+        self.int8 = int8
         self.feeds = quantised_feeds(bert) if int8 else weight_feeds(bert)
         self.sessions: dict[int, object] = {}
         self._lock = threading.Lock()
+        # int8: onnxruntime checks each initializer's name, shape and type against the graph's, and
+        # fails on one the graph wants and is not given (it would look for its "external" file)
         wanted = {i.name for i in self.session(threads).get_inputs()} - {"embedded", "mask_bias"}
-        if wanted != set(self.feeds):
-            raise ValueError(f"{(GRAPH_INT8 if int8 else GRAPH).name} wants inputs {sorted(wanted ^ set(self.feeds))[:4]} this model has not")
+        expected = set() if int8 else set(self.feeds)
+        if wanted != expected:   # int8: the feeds were handed over, the graph must want no weight as input
+            raise ValueError(f"{(GRAPH_INT8 if int8 else GRAPH).name} wants inputs {sorted(wanted ^ expected)[:4]} this model has not")
 
     def session(self, threads: int):
-        """The session whose passes use `threads` intra-op threads (1 to 4), made on first use."""
+        """The session whose passes use `threads` intra-op threads (1 to 4), made on first use.
+        int8: the one session made with the encoder, whatever `threads` (its passes read one text
+        each, on one thread: minilm._forward); the weights then live in onnxruntime alone."""
         threads = max(1, min(int(threads), MAX_THREADS))
         with self._lock:
+            if self.int8 and self.sessions:
+                return next(iter(self.sessions.values()))
             if threads not in self.sessions:
                 import onnxruntime as ort
 
@@ -114,13 +127,22 @@ class Encoder:
                 # no arena: a pass's activations (up to ~50 MB for a batch of paragraphs) go back to
                 # the allocator when it ends rather than staying held; the same speed, ~50 MB lower peak
                 opts.enable_cpu_mem_arena = False
+                if self.int8:
+                    # the weights as constants: onnxruntime copies them in and packs each matrix once
+                    # for its integer matmuls (given as inputs, they were packed at every pass; the
+                    # vectors are the same, bit for bit: tests/embeddings/test_minilm_int8.py)
+                    names = list(self.feeds)
+                    opts.add_external_initializers(names, [ort.OrtValue.ortvalue_from_numpy(self.feeds[n]) for n in names])
                 self.sessions[threads] = ort.InferenceSession(self.graph, opts, providers=["CPUExecutionProvider"])
+                if self.int8:   # copied in (onnxruntime's AddExternalInitializers): ours may go, ~11 MB
+                    self.feeds = {}
             return self.sessions[threads]
 
     def hidden_states(self, embedded: np.ndarray, mask: np.ndarray, threads: int = 1) -> np.ndarray:
         """Last hidden states (B, L, H) from the summed embeddings (B, L, H) and the 0/1 mask (B, L)."""
         bias = ((1.0 - mask) * np.finfo(np.float32).min).astype(np.float32)[:, None, None, :]
-        feeds = dict(self.feeds, embedded=np.ascontiguousarray(embedded, dtype=np.float32), mask_bias=bias)
+        feeds = dict({} if self.int8 else self.feeds, embedded=np.ascontiguousarray(embedded, dtype=np.float32),
+                     mask_bias=bias)
         return self.session(threads).run(["hidden"], feeds)[0]
 
 

@@ -56,6 +56,36 @@ def test_the_int8_graph_computes_what_onnxruntime_quantize_dynamic_makes_of_the_
     np.testing.assert_allclose(got[on], want[on], atol=1e-4)
 
 
+def test_the_int8_weights_are_constants_of_the_session_and_give_what_they_gave_as_inputs(emb):
+    """The int8 graph's weights are initializers handed over when the session is made (packed
+    once), not inputs fed at every pass: a pass takes only the embedded tokens and the mask, and
+    its hidden states are bit for bit those of the same graph fed the weights as inputs (how
+    provrag ran it before), one text a pass as the meaning pass reads them."""
+    onnx = pytest.importorskip("onnx", reason="the onnx package (test extra) builds the twin")
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    ours = minilm_onnx.encoder(emb._bert, 1, int8=True)
+    assert ours is not None, "the shipped int8 graph did not load"
+    assert {i.name for i in ours.session(1).get_inputs()} == {"embedded", "mask_bias"}
+    assert ours.feeds == {}, "the quantised arrays were copied into onnxruntime: ours are let go"
+
+    # the twin: the same graph with every external initializer turned back into an input
+    model = onnx.load_from_string(minilm_onnx.GRAPH_INT8.read_bytes())
+    external = [t for t in model.graph.initializer if t.data_location == TensorProto.EXTERNAL]
+    assert len(external) == 6 * 20 + 2   # 6 layers × (4 matrices × 3 arrays + 8 vectors) + the embeddings' norm
+    for t in external:
+        model.graph.initializer.remove(t)
+        model.graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    twin = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    feeds = minilm_onnx.quantised_feeds(emb._bert)
+    for text in real_texts()[:6]:
+        x, mask = batch(emb, [text])
+        bias = ((1.0 - mask) * np.finfo(np.float32).min).astype(np.float32)[:, None, None, :]
+        want = twin.run(["hidden"], dict(feeds, embedded=x.astype(np.float32), mask_bias=bias))[0]
+        assert np.array_equal(ours.hidden_states(x, mask, threads=1), want)
+
+
 def test_int8_vectors_stay_close_to_the_float_pass_and_keep_the_neighbours(emb):
     texts = real_texts()
     exact, exact_tokens = emb.embed_tokens(texts)
