@@ -44,6 +44,8 @@ def loads(cfg: Config, task: str) -> list[str]:
 
 
 def _load(what: list[str]) -> None:
+    from provrag.serve.memory import trim
+
     for name in what:
         try:
             if name == "reader":
@@ -57,6 +59,10 @@ def _load(what: list[str]) -> None:
                 MiniLMEmbedder(int8=name == "minilm int8").ready()
         except Exception:  # noqa: BLE001 - the reading meets the same failure and reports it
             continue
+        # a load's temporaries (MiniLM's float layers, read one at a time and quantised: ~18 MB;
+        # the reader's graph: ~8 MB) were freed into the heap and stay resident until trimmed, under
+        # the questions' passes that come next: the peak of a cold ask (tests/engines/offline/test_warm.py)
+        trim()
 
 
 @contextmanager
