@@ -77,8 +77,7 @@ def _load_model(folder: Path):
 
 def _loaded(folder: Path) -> tuple:
     """The model files checked against the official digests, the tokenizer and the weights."""
-    from tokenizers import Tokenizer
-
+    from provrag.text.wordpieces import tokenizer
     from provrag.usercache import file_sha256   # hashed again whenever the file was written to
 
     wsha = file_sha256(folder / "model.safetensors")
@@ -88,9 +87,9 @@ def _loaded(folder: Path) -> tuple:
         if got != want:
             raise MiniLMUnavailable(f"{folder / fname} is not the official {MODEL_ID} file (sha256 {got[:12]}…, "
                                     f"expected {want[:12]}…): reinstall with {INSTALL_HINT}")
-    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    tok.enable_truncation(max_length=MAX_SEQ_LENGTH)
-    tok.no_padding()  # we pad per length-sorted batch ourselves
+    # shared with the learned reader, its settings never changed: wrapped() cuts at MAX_SEQ_LENGTH,
+    # and a batch is padded here, sorted by length
+    tok = tokenizer(folder / "tokenizer.json")
     return Bert(folder), tok, wsha, tsha
 
 
@@ -132,7 +131,13 @@ class MiniLMEmbedder(Embedder):
 
     def token_counts(self, texts: list[str]) -> list[int]:
         """Word pieces per text after truncation, [CLS]/[SEP] included (≤ 256)."""
-        return [len(e.ids) for e in self._tok.encode_batch([_as_text(t) for t in texts])]
+        return [len(ids) for ids, _ in self.pieces([_as_text(t) for t in texts])]
+
+    def pieces(self, texts: list[str]) -> list[tuple[list[int], list[str]]]:
+        """(ids, word pieces) of each text: [CLS] … [SEP], at most MAX_SEQ_LENGTH."""
+        from provrag.text.wordpieces import wrapped
+
+        return wrapped(self._tok, texts, MAX_SEQ_LENGTH)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self._forward(texts, None)
@@ -149,8 +154,8 @@ class MiniLMEmbedder(Embedder):
         out = np.zeros((len(texts), DIM), np.float32)
         if not texts:
             return out
-        enc = self._tok.encode_batch(texts)
-        lengths = np.array([len(e.ids) for e in enc])
+        enc = self.pieces(texts)
+        lengths = np.array([len(ids) for ids, _ in enc])
         from provrag.cores import cores_now
 
         cores, _ = cores_now(self.workers)   # in a server: this request's share of the cores
@@ -165,7 +170,7 @@ class MiniLMEmbedder(Embedder):
             ids = np.zeros((len(idx), longest), np.int64)
             mask = np.zeros((len(idx), longest), np.float32)
             for row, j in enumerate(idx):
-                seq = enc[j].ids
+                seq = enc[j][0]
                 ids[row, :len(seq)] = seq
                 mask[row, :len(seq)] = 1.0
             # a one-text pass on one thread: the passes themselves run one per core
@@ -175,7 +180,7 @@ class MiniLMEmbedder(Embedder):
             if tokens is not None:
                 for row, j in enumerate(idx):
                     v = x[row, 1:int(lengths[j]) - 1]
-                    tokens[j] = (enc[j].tokens[1:-1], (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True),
+                    tokens[j] = (enc[j][1][1:-1], (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True),
                                                                        1e-12)).astype(np.float32))
 
         # numpy: one batch per core, each with single-threaded BLAS (numpy releases the GIL in matmuls

@@ -25,11 +25,9 @@ class PairEncoder:
     """The MiniLM tokenizer (tokenizer.json, uncased word pieces) with padding and truncation off."""
 
     def __init__(self, tokenizer_path: Path | str):
-        from tokenizers import Tokenizer
+        from provrag.text.wordpieces import tokenizer
 
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        self.tokenizer.no_padding()
-        self.tokenizer.no_truncation()
+        self.tokenizer = tokenizer(tokenizer_path)   # MiniLM's passes share it (text/wordpieces.py)
         self.cls = self.tokenizer.token_to_id("[CLS]")
         self.sep = self.tokenizer.token_to_id("[SEP]")
         self.pad = self.tokenizer.token_to_id("[PAD]")

@@ -19,13 +19,13 @@ def emb():
 
 
 def batch(emb, texts):
-    enc = emb._tok.encode_batch(texts)
-    n = max(len(e.ids) for e in enc)
+    enc = [seq for seq, _ in emb.pieces(texts)]
+    n = max(len(seq) for seq in enc)
     ids = np.zeros((len(enc), n), np.int64)
     mask = np.zeros((len(enc), n), np.float32)
-    for row, e in enumerate(enc):
-        ids[row, :len(e.ids)] = e.ids
-        mask[row, :len(e.ids)] = 1.0
+    for row, seq in enumerate(enc):
+        ids[row, :len(seq)] = seq
+        mask[row, :len(seq)] = 1.0
     return emb._bert.word[ids] + emb._bert.pos[:n] + emb._bert.type0, mask
 
 
@@ -172,10 +172,10 @@ def test_an_int8_pass_never_reads_the_float_layers_and_computes_what_it_did_from
 
 
 def _ids(emb, texts):
-    enc = emb._tok.encode_batch(texts)
-    ids = np.zeros((len(enc), max(len(e.ids) for e in enc)), np.int64)
-    for row, e in enumerate(enc):
-        ids[row, :len(e.ids)] = e.ids
+    enc = [seq for seq, _ in emb.pieces(texts)]
+    ids = np.zeros((len(enc), max(len(seq) for seq in enc)), np.int64)
+    for row, seq in enumerate(enc):
+        ids[row, :len(seq)] = seq
     return ids
 
 
