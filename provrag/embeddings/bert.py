@@ -1,5 +1,5 @@
 """all-MiniLM-L6-v2's encoder: its weights (read from the safetensors file, the vocabulary
-table mapped) and its forward pass, on onnxruntime (minilm_onnx.py) or in numpy (the reference).
+table's rows read as asked) and its forward pass, on onnxruntime (minilm_onnx.py) or in numpy (the reference).
 
 Apart from minilm.py, which turns texts into vectors with it: what a pass holds in memory is
 decided here. The layers' float matrices are read on first use; a question's int8 passes
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from provrag.embeddings.tensors import TensorFile, mapped_tensor
+from provrag.embeddings.tensors import TableRows, TensorFile
 from provrag.usercache import stat_key
 
 # a loaded model's float layers and encoders are made once (reentrant: the float encoder reads the layers)
@@ -74,9 +74,10 @@ class Bert:
         self.file_id = stat_key(self.path)   # the file whose digest minilm.py checked: the layers read later must be its
         p = "embeddings."
         # The vocabulary table is half the weights (30,522 × 384 floats, 47 MB) and a pass reads
-        # only its texts' word pieces' rows: mapped, not read. Every other tensor is read one at
-        # a time (not the whole file at once), so loading peaks at the weights kept, not twice that.
-        self.word = mapped_tensor(self.path, p + "word_embeddings.weight")
+        # only its texts' word pieces' rows: those are read (tensors.TableRows), not the table. Every
+        # other tensor is read one at a time (not the whole file at once), so loading peaks at the
+        # weights kept, not twice that.
+        self.word = TableRows(self.path, p + "word_embeddings.weight")
         weights = TensorFile(self.path)
         try:
             self.pos = weights[p + "position_embeddings.weight"]

@@ -46,15 +46,21 @@ def weight_feeds(bert) -> dict[str, np.ndarray]:
     return dict(_named(bert.ln0, bert.layers))
 
 
+LAYER_NAMES = ("qkv_w", "qkv_b", "o_w", "o_b", "ln1_g", "ln1_b", "i_w", "i_b", "f_w", "f_b", "ln2_g", "ln2_b")
+
+
 def _named(ln0, layers):
-    """(graph input name, float32 array) of the embeddings' LayerNorm, then of each layer in turn."""
+    """(graph input name, float32 array) of the embeddings' LayerNorm, then of each layer in turn.
+    A layer read from the file (quantised_feeds) is let go before the next is read: this
+    generator keeps no reference to what it has given (two layers at once were ~7 MB more of a
+    cold ask's peak)."""
     yield from (("ln0_g", _f32(ln0[0])), ("ln0_b", _f32(ln0[1])))
-    for i, (qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2) in enumerate(layers):
-        p = f"l{i}_"
-        for name, v in (("qkv_w", qkv_w), ("qkv_b", qkv_b), ("o_w", o_w), ("o_b", o_b), ("ln1_g", ln1[0]),
-                        ("ln1_b", ln1[1]), ("i_w", i_w), ("i_b", i_b), ("f_w", f_w), ("f_b", f_b),
-                        ("ln2_g", ln2[0]), ("ln2_b", ln2[1])):
-            yield p + name, _f32(v)
+    for i, layer in enumerate(layers):
+        qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2 = layer
+        arrays = [qkv_w, qkv_b, o_w, o_b, ln1[0], ln1[1], i_w, i_b, f_w, f_b, ln2[0], ln2[1]]
+        del layer, qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2
+        for name in LAYER_NAMES:
+            yield f"l{i}_{name}", _f32(arrays.pop(0))
 
 
 def _f32(v) -> np.ndarray:
@@ -75,10 +81,12 @@ def quantised_feeds(bert) -> dict[str, np.ndarray]:
         scale = np.maximum(w.max(0), -w.min(0)) / np.float32(127.0)
         scale[scale == 0] = 1.0
         q = w / scale                     # divided, as onnxruntime does: the same roundings
+        del w                             # a matrix read from the file: let go before the next is read
         np.rint(q, out=q)
         out[name + "_q"] = np.clip(q, -127, 127, out=q).astype(np.int8)
         out[name + "_s"] = scale
-        out[name + "_zp"] = np.zeros(w.shape[1], np.int8)
+        out[name + "_zp"] = np.zeros(q.shape[1], np.int8)
+        del q
     return out
 
 

@@ -168,12 +168,14 @@ def test_token_vectors_come_from_the_same_pass_as_the_sentence_vector(emb):
     assert other[0][int(sims[pieces.index("rhine")].argmax())] == "rhine"
 
 
-def test_the_vocabulary_table_is_mapped_and_the_model_loaded_once(emb):
-    """Issue #30: the 47 MB word-piece table is memory-mapped (a pass reads only its rows), every
-    other tensor read; a second embedder in the same process shares the loaded model."""
+def test_the_vocabulary_table_is_read_by_rows_and_the_model_loaded_once(emb):
+    """Issue #30: of the 47 MB word-piece table a pass reads only its rows (tensors.TableRows: not
+    mapped), every other tensor is read; a second embedder in the same process shares the loaded model."""
+    from provrag.embeddings.tensors import TableRows
+
     bert = emb._bert
-    assert isinstance(bert.word, np.memmap) and bert.word.shape == (30522, minilm.DIM)
+    assert isinstance(bert.word, TableRows) and bert.word.shape == (30522, minilm.DIM)
     assert not any(isinstance(a, np.memmap) for layer in bert.layers for a in layer if isinstance(a, np.ndarray))
     assert minilm.MiniLMEmbedder()._bert is bert
-    # the mapped rows are the published model's: "hello world" still embeds as sentence-transformers does
+    # the rows read are the published model's: "hello world" still embeds as sentence-transformers does
     np.testing.assert_allclose(emb.embed(["hello world"])[0, :20], HELLO_WORLD_20, atol=2e-6)
