@@ -57,7 +57,7 @@ class TableRows:
 
     Why not mapped: a question's passes use a few hundred rows, but each row a mapped table gave
     faulted in its page and the kernel mapped the cached pages around it as well (fault-around,
-    64 kB a fault), so ~20 MB of the table stood in the process's memory after one question's
+    64 kB a fault), so ~13-15 MB of the table stood in the process's memory after one question's
     paragraphs (issue 30: the cold ask's peak RSS); read, a row costs its own page at most. The file
     is opened once, when the model loads, so every row comes from the file whose digest minilm.py
     checked (a file replaced later is another inode)."""
