@@ -82,20 +82,26 @@ def available() -> bool:
 
 
 def session_options():
-    """onnxruntime's options for the reader: its intra-op threads (all cores, at most 4) do not spin.
+    """onnxruntime's options for the reader: one intra-op thread, which does not spin.
+
+    Why one: every run reads one pair, and the runs go side by side, one per core (_run). A
+    one-pair run is too small for onnxruntime's threads to share, and two threads a run put four
+    threads on two cores. Measured in process on two cores: a question's 32 answer pairs 199-223 →
+    171-185 ms, a lone claim pair 8.0 → 6.5 ms; served with eight clients, p95 0.73-0.77×
+    (bench/results/question_speed-reader-threads-2026-11-30.md). The logits are bit for bit the
+    same (tests/learned/test_reader_cost.py). PROVRAG_READER_THREADS sets another count.
 
     Why no spinning: an idle intra-op thread of onnxruntime busy-waits for its next task by
     default, which pays on a machine that has cores to spare; here a question's MiniLM pass, a
     server's other requests and other programs share two cores, and spinning threads take the
     core from the thread that holds the work. Measured on the captured reads of six manuals
     questions (machine load ~9): 6.3 s spinning, 2.7 s not; the logits are bit for bit the same
-    (the threads only wait differently), so every decision is too. One session for every request
-    rather than one per core share (cores.py): a second session costs ~36 MB of RSS and, without
-    spinning, one thread or two per request measured alike under load."""
+    (the threads only wait differently), so every decision is too. One session serves every
+    request (a second one costs ~36 MB of RSS)."""
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = int(os.environ.get("PROVRAG_READER_THREADS", "0")) or min(os.cpu_count() or 1, 4)
+    opts.intra_op_num_threads = int(os.environ.get("PROVRAG_READER_THREADS", "0")) or 1
     opts.inter_op_num_threads = 1
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return opts

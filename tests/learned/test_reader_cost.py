@@ -33,11 +33,12 @@ def rfaq_sentences(small_corpus) -> list[str]:
 
 
 @needs_weights
-def test_the_sessions_threads_do_not_spin():
-    """An idle intra-op thread that busy-waits takes a shared core from the thread with work."""
+def test_the_sessions_threads_do_not_spin_and_a_run_has_one():
+    """An idle intra-op thread that busy-waits takes a shared core from the thread with work; a
+    one-pair run, side by side with the others, is too small for two threads to share."""
     opts = reader.get().session.get_session_options()
     assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
-    assert opts.inter_op_num_threads == 1
+    assert opts.inter_op_num_threads == 1 and opts.intra_op_num_threads == 1
 
 
 @needs_weights
