@@ -133,7 +133,7 @@ class Bert:
             if not self._int8:
                 from provrag.embeddings.minilm_onnx import encoder
 
-                # its passes read one text each, one per core, on one thread each (minilm._forward)
+                # one session, one thread: its passes read one text each, side by side, one per core (minilm._forward)
                 self._int8.append(encoder(self, threads=1, int8=True))
             return self._int8[0]
 

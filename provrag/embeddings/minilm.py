@@ -173,8 +173,7 @@ class MiniLMEmbedder(Embedder):
                 seq = enc[j][0]
                 ids[row, :len(seq)] = seq
                 mask[row, :len(seq)] = 1.0
-            # a one-text pass on one thread: the passes themselves run one per core
-            x = self._bert.hidden_states(ids, mask, threads=1 if alone else cores, int8=self.int8)
+            x = self._bert.hidden_states(ids, mask, threads=cores, int8=self.int8)
             pooled = np.einsum("bld,bl->bd", x, mask) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
             out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             if tokens is not None:

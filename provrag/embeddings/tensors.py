@@ -97,9 +97,10 @@ class TableRows:
                 if len(missing) > self.WHOLE_TABLE_AT:
                     self.kept[:] = self._rows(0, self.shape[0])
                     self.have[:] = True
-                for i in missing.tolist() if not self.have.all() else []:
-                    self.kept[i] = self._rows(i, 1)[0]
-                self.have[missing] = True
+                else:
+                    for i in missing.tolist():
+                        self.kept[i] = self._rows(i, 1)[0]
+                    self.have[missing] = True
         return self.kept[ids]
 
     def _rows(self, first: int, count: int) -> np.ndarray:
