@@ -63,6 +63,7 @@ def share() -> Any:
 class LoadSettings:
     pdf_backend: str = choice("pypdfium2", "docling-parse", "docling-layout")  # index/pdf.py BACKENDS
     workers: int = count()          # 0 = one per CPU
+    running_heads: bool
     ocr: bool
     max_file_mb: float = rule(above=0)
     max_line_chars: int = count()   # 0 = no limit

@@ -147,7 +147,8 @@ def _sha256(path: Path) -> str:
 def parse_options(load: LoadSettings) -> dict:
     """[load] as the options dict a parser process gets (load_config has checked every value)."""
     workers = load.workers
-    return {"pdf_backend": load.pdf_backend, "ocr": load.ocr, "max_file_mb": load.max_file_mb,
+    return {"pdf_backend": load.pdf_backend, "running_heads": load.running_heads, "ocr": load.ocr,
+            "max_file_mb": load.max_file_mb,
             "max_line_chars": load.max_line_chars, "workers": workers if workers > 0 else (os.cpu_count() or 1)}
 
 
@@ -165,7 +166,7 @@ def load_folder(root: Path, cfg: Config, cache: Cache | None = None, progress=No
     opts = parse_options(cfg.load)
     if not cfg.load.parse_cache:
         cache = None
-    parse_opts = {k: opts[k] for k in ("pdf_backend", "ocr", "max_file_mb", "max_line_chars")}
+    parse_opts = {k: opts[k] for k in ("pdf_backend", "running_heads", "ocr", "max_file_mb", "max_line_chars")}
     files = walk(Path(root))
     results: list[LoadedDocument | None] = [None] * len(files)
     meta: dict[int, tuple] = {}  # slot -> (rel, sha, mtime, fmt, cache key)

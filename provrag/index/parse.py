@@ -162,7 +162,8 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
         if fmt == "pdf":
             if b"%PDF" not in head:
                 raise LoadError("not a PDF (no %PDF header)")
-            res = parse_pdf(data if compressed else p, opts["pdf_backend"], p.name, ocr_on=opts["ocr"])
+            res = parse_pdf(data if compressed else p, opts["pdf_backend"], p.name, ocr_on=opts["ocr"],
+                            running_heads=opts.get("running_heads", False))
             out.update(page_texts=res["pages"], page_labels=res["page_labels"], title=res["title"],
                        ocr_pages=res["ocr_pages"], ocr_waiting=res["ocr_waiting"],
                        outline=[[lv, t, pg, None] for lv, t, pg in res.get("outline") or []])
@@ -214,8 +215,9 @@ def _no_text() -> dict:
 def result_options(fmt: str, opts: dict) -> dict:
     """The settings a parse result of this format depends on (part of its cache key)."""
     if fmt == "pdf":  # OCR output depends on the engine: installing tesseract re-parses such PDFs
-        return {"pdf_backend": opts["pdf_backend"], "ocr": opts["ocr"],
-                "ocr_engine": ocr.engine() if opts["ocr"] else None}
+        # [load] running_heads is in the key only when on: its default leaves every result as it was
+        return {"pdf_backend": opts["pdf_backend"], "ocr": opts["ocr"], "ocr_engine": ocr.engine() if opts["ocr"] else None,
+                **({"running_heads": True} if opts.get("running_heads") else {})}
     if fmt in ("txt", "md"):
         return {"max_line_chars": opts["max_line_chars"]}
     if fmt == "html":  # a change in how pages are read re-parses HTML files only, not every PDF

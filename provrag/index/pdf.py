@@ -242,10 +242,14 @@ def _ocr_pages(source: Path | bytes, page_numbers: list[int]) -> dict[int, str]:
     return {n: t for n, t in ((n, clean_page_text(t)) for n, t in texts.items()) if t}
 
 
-def parse_pdf(source: Path | bytes, backend: str, name: str = "document.pdf", ocr_on: bool = True) -> dict:
+def parse_pdf(source: Path | bytes, backend: str, name: str = "document.pdf", ocr_on: bool = True,
+              running_heads: bool = False) -> dict:
     """The backend's pages; with `ocr_on`, pages without a text layer are OCR'd (provrag/index/ocr.py)
     and their numbers returned as "ocr_pages"; when OCR cannot run, the pages it would read are
-    "ocr_waiting". A PDF with no text at all fails with what to do (OcrNeeded when OCR would help)."""
+    "ocr_waiting". A PDF with no text at all fails with what to do (OcrNeeded when OCR would help).
+    With `running_heads` ([load] running_heads), the lines printed at the top or bottom of every
+    page (title, chapter, page number) are removed (index/running_heads.py); metadata
+    "running_lines" counts them."""
     if backend == "pypdfium2":
         out = pdf_pypdfium2(source)
     elif backend == "docling-parse":
@@ -273,6 +277,12 @@ def parse_pdf(source: Path | bytes, backend: str, name: str = "document.pdf", oc
             out["metadata"]["ocr"] = "not installed: " + ocr.INSTALL_HINT
     if len(empty) == len(pages):
         raise LoadError("no text layer, and [load] ocr found no text on its pages (blank or unreadable)")
+    if running_heads:
+        from provrag.index.running_heads import strip_running_lines
+
+        out["pages"], removed = strip_running_lines(pages)
+        if removed:
+            out["metadata"]["running_lines"] = str(removed)
     if empty:
         out["metadata"]["pages_without_text"] = ",".join(map(str, empty))
     if out["ocr_pages"]:
