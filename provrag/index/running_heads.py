@@ -59,10 +59,14 @@ _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 _LETTER_OR_NUMBER = re.compile(r"[^\W_]")
 
 
+def _plain(line: str) -> str:
+    """The line in lower case, its whitespace collapsed."""
+    return " ".join(line.split()).lower()
+
+
 def form(line: str) -> str:
     """The line as its pages share it: numbers and an edge roman numeral read as "#"."""
-    s = " ".join(line.split()).lower()
-    return _ROMAN_END.sub("#", _NUMBER.sub("#", s))
+    return _ROMAN_END.sub("#", _NUMBER.sub("#", _plain(line)))
 
 
 def _edge_lines(page: str) -> list[tuple[int, str]]:
@@ -70,10 +74,6 @@ def _edge_lines(page: str) -> list[tuple[int, str]]:
     lines = page.split("\n")
     full = [i for i, ln in enumerate(lines) if ln.strip()]
     return [(i, lines[i]) for i in sorted(set(full[:EDGE] + full[-EDGE:])) if len(lines[i].strip()) <= MAX_CHARS]
-
-
-def _plain(line: str) -> str:
-    return " ".join(line.split()).lower()
 
 
 def _roman(word: str) -> int | None:
@@ -84,15 +84,18 @@ def _roman(word: str) -> int | None:
     return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
 
 
-def _marks(number: int, line: str) -> tuple[str, set[int]]:
-    """The line's form, and the distance to the physical page `number` of the number it opens or
-    ends with (a page number is printed at a line's start or end, alone as a word or as "n / N";
-    front matter numbers its pages in roman numerals, "page iv")."""
+def _edge_numbers(line: str) -> list[int]:
+    """The numbers a line opens or ends with: where a page number is printed, alone as a word or
+    as "n / N"; front matter numbers its pages in roman numerals ("page iv")."""
     s = line.strip()
     numbers = [int(x) for m in _END_NUMBERS.finditer(s) for x in m.groups() if x]
     words = s.lower().split()
-    numbers += [v for v in {_roman(words[0]), _roman(words[-1])} if v] if words else []
-    return form(s), {number - x for x in numbers}
+    return numbers + ([v for v in {_roman(words[0]), _roman(words[-1])} if v] if words else [])
+
+
+def _marks(number: int, line: str) -> tuple[str, set[int]]:
+    """The line's form, and the distance of each of its edge numbers to the physical page `number`."""
+    return form(line), {number - x for x in _edge_numbers(line)}
 
 
 class RunningLines:
@@ -138,7 +141,7 @@ class RunningLines:
             f, distances = _marks(number, line)
             if _plain(line) in self.titles or any((f, d) in self.numbering for d in distances) \
                     or (i in outer and f.endswith(" #") and f.split()[0] in self.openers
-                        and _marks(number, line.rsplit(None, 1)[-1])[1] & self.distances):
+                        and {number - x for x in _edge_numbers(line.rsplit(None, 1)[-1])} & self.distances):
                 out.add(i)
         return out
 
