@@ -73,6 +73,7 @@ class LoadedDocument:
     ocr_pages: list[int] = field(default_factory=list)   # physical pages whose text is OCR output
     outline: list[tuple[int, str, int]] = field(default_factory=list)  # (level, heading, char offset) in order
     ocr_waiting: list[int] = field(default_factory=list)  # pages OCR would read, had it run (no engine, or off)
+    running_heads: list[str] | None = None      # per page, what its removed running heads said ([load] running_heads)
 
 
 # ---- what a file is -----------------------------------------------------------------------
@@ -135,6 +136,7 @@ def _assemble(rel: str, sha: str | None, mtime: str | None, fmt: str | None, par
         page_labels=parsed.get("page_labels"), status=parsed["status"], error=printable(error) if error else None,
         creation_date=mtime, ocr_pages=list(parsed.get("ocr_pages") or []), outline=outline,
         ocr_waiting=list(parsed.get("ocr_waiting") or []),
+        running_heads=[printable(h) for h in parsed["running_heads"]] if parsed.get("running_heads") else None,
         metadata={printable(str(k)): printable(str(v)) for k, v in (parsed.get("metadata") or {}).items()})
 
 
@@ -245,6 +247,7 @@ def documents_frame(docs: list[LoadedDocument]) -> pl.DataFrame:
              "metadata": {str(k): str(v) for k, v in (d.metadata or {}).items()},
              "path": d.path, "sha256": d.sha256, "mime_type": d.mime_type, "n_pages": d.n_pages,
              "page_labels": d.page_labels or None,  # null where the format or file prints none
+             "running_heads": d.running_heads or None,  # null where none were found (or [load] running_heads is off)
              "status": d.status, "error": d.error}
             for i, d in enumerate(docs)]
     pages = [[list(p) for p in d.pages] if d.pages is not None else None for d in docs]

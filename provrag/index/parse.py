@@ -144,7 +144,7 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
     "outline": [level, title, page or None, char offset or None] per heading the file names
     (a PDF's bookmarks by page, other formats' headings by offset into the text)."""
     out = {"status": "ok", "error": None, "text": "", "page_texts": None, "page_labels": None,
-           "title": None, "metadata": {}, "ocr_pages": [], "ocr_waiting": [], "outline": []}
+           "running_heads": None, "title": None, "metadata": {}, "ocr_pages": [], "ocr_waiting": [], "outline": []}
     try:
         p = Path(path)
         max_bytes = int(opts["max_file_mb"] * 1_000_000)
@@ -165,6 +165,7 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
             res = parse_pdf(data if compressed else p, opts["pdf_backend"], p.name, ocr_on=opts["ocr"],
                             running_heads=opts.get("running_heads", False))
             out.update(page_texts=res["pages"], page_labels=res["page_labels"], title=res["title"],
+                       running_heads=res.get("running_heads"),
                        ocr_pages=res["ocr_pages"], ocr_waiting=res["ocr_waiting"],
                        outline=[[lv, t, pg, None] for lv, t, pg in res.get("outline") or []])
             out["metadata"].update(res["metadata"])
@@ -209,15 +210,17 @@ def parse_file(path: str, fmt: str, opts: dict) -> dict:
 
 def _no_text() -> dict:
     """What a file that is not indexed keeps of its parse: nothing but its metadata."""
-    return {"text": "", "page_texts": None, "page_labels": None, "ocr_pages": [], "outline": []}
+    return {"text": "", "page_texts": None, "page_labels": None, "running_heads": None, "ocr_pages": [],
+            "outline": []}
 
 
 def result_options(fmt: str, opts: dict) -> dict:
     """The settings a parse result of this format depends on (part of its cache key)."""
     if fmt == "pdf":  # OCR output depends on the engine: installing tesseract re-parses such PDFs
-        # [load] running_heads is in the key only when on: its default leaves every result as it was
+        # [load] running_heads is in the key only when on ("kept": the result holds each page's
+        # running heads, not only the pages without them); off, every result is as it was before it
         return {"pdf_backend": opts["pdf_backend"], "ocr": opts["ocr"], "ocr_engine": ocr.engine() if opts["ocr"] else None,
-                **({"running_heads": True} if opts.get("running_heads") else {})}
+                **({"running_heads": "kept"} if opts.get("running_heads") else {})}
     if fmt in ("txt", "md"):
         return {"max_line_chars": opts["max_line_chars"]}
     if fmt == "html":  # a change in how pages are read re-parses HTML files only, not every PDF

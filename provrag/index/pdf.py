@@ -17,7 +17,8 @@ who have the models and torch; without them the file is recorded as failed, neve
 Every function here returns a plain dict (picklable across worker processes):
 {"pages": [page text, ...], "page_labels": [...] | None, "title": str | None,
  "metadata": {str: str}, "outline": [[level, title, page], ...]} (parse_pdf adds "ocr_pages": the 1-based pages whose text is OCR
-output); problems raise `LoadError` with a one-line message.
+output, and "running_heads": what each page's removed running lines said, with [load]
+running_heads); problems raise `LoadError` with a one-line message.
 """
 from __future__ import annotations
 
@@ -249,7 +250,8 @@ def parse_pdf(source: Path | bytes, backend: str, name: str = "document.pdf", oc
     "ocr_waiting". A PDF with no text at all fails with what to do (OcrNeeded when OCR would help).
     With `running_heads` ([load] running_heads), the lines printed at the top or bottom of every
     page (title, chapter, page number) are removed (index/running_heads.py); metadata
-    "running_lines" counts them."""
+    "running_lines" counts them, and "running_heads" holds what each page's said (its subject,
+    which verify reads the page under: verify/evidence.py)."""
     if backend == "pypdfium2":
         out = pdf_pypdfium2(source)
     elif backend == "docling-parse":
@@ -280,9 +282,10 @@ def parse_pdf(source: Path | bytes, backend: str, name: str = "document.pdf", oc
     if running_heads:
         from provrag.index.running_heads import strip_running_lines
 
-        out["pages"], removed = strip_running_lines(pages)
+        out["pages"], removed, heads = strip_running_lines(pages)
         if removed:
             out["metadata"]["running_lines"] = str(removed)
+            out["running_heads"] = heads
     if empty:
         out["metadata"]["pages_without_text"] = ",".join(map(str, empty))
     if out["ocr_pages"]:

@@ -146,17 +146,40 @@ class RunningLines:
         return out
 
 
-def strip_running_lines(pages: list[str]) -> tuple[list[str], int]:
-    """(the pages without their running heads and feet, how many lines were removed). A page
-    whose every line is running (a blank page's header and number) becomes empty."""
+# what stands around a page number at a running line's edge: "48 / 233", "page 4 of 9", "12 |"
+_NUMBERING_WORDS = {"/", "|", "·", "•", "-", "–", "—", "of", "page", "p."}
+
+
+def head_words(lines: list[str]) -> str:
+    """A page's running lines as the one line of words they say ("Debian Reference · apt syntax"):
+    their page numbers left out (they tell nothing of the page's subject, and a number read as
+    evidence could back or contradict a claim's number)."""
+    out = []
+    for line in lines:
+        words = line.split()
+        for edge in (0, -1):   # the numbering at either end, word by word
+            while words and (words[edge].isdigit() or (words[edge].islower() and _roman(words[edge]))
+                             or words[edge].lower() in _NUMBERING_WORDS):
+                words.pop(edge)
+        if any(_LETTER_OR_NUMBER.search(w) for w in words):
+            out.append(" ".join(words))
+    return " · ".join(out)
+
+
+def strip_running_lines(pages: list[str]) -> tuple[list[str], int, list[str]]:
+    """(the pages without their running heads and feet, how many lines were removed, what each
+    page's running lines say: head_words, "" where it has none). A page whose every line is
+    running (a blank page's header and number) becomes empty."""
     found = RunningLines(pages)
     if not found:
-        return pages, 0
-    out, removed = [], 0
+        return pages, 0, [""] * len(pages)
+    out, heads, removed = [], [], 0
     for n, page in enumerate(pages, 1):
         drop = found.dropped(n, page)
         removed += len(drop)
-        out.append("\n".join(ln for i, ln in enumerate(page.split("\n")) if i not in drop).strip() if drop else page)
+        lines = page.split("\n")
+        out.append("\n".join(ln for i, ln in enumerate(lines) if i not in drop).strip() if drop else page)
+        heads.append(head_words([lines[i] for i in sorted(drop)]))
     if not any(out):   # every line a running one (a stack of numbered blank pages): nothing to tell apart
-        return pages, 0
-    return out, removed
+        return pages, 0, [""] * len(pages)
+    return out, removed, heads

@@ -32,7 +32,7 @@ def remembered(con, key, compute: Callable[[], object]):
 
 
 def documents_of(con, ids) -> dict[str, tuple]:
-    """{document id: (title, path, page_labels, title_shared)} for those of `ids` that the
+    """{document id: (title, path, page_labels, title_shared, running_heads)} for those of `ids` that the
     documents table holds. title_shared: another document has the same title (then a source
     names its file too). Each document is read once per connection."""
     known: dict = remembered(con, "documents", dict)
@@ -42,10 +42,10 @@ def documents_of(con, ids) -> dict[str, tuple]:
     if missing:
         shared = remembered(con, "shared titles", lambda: {r[0] for r in con.execute(
             "SELECT title FROM documents WHERE title IS NOT NULL GROUP BY title HAVING count(*) > 1").fetchall()})
-        rows = con.execute("SELECT id, title, path, page_labels FROM documents WHERE id IN (SELECT unnest(?::VARCHAR[]))",
-                           [missing]).fetchall()
+        rows = con.execute("SELECT id, title, path, page_labels, running_heads FROM documents "
+                           "WHERE id IN (SELECT unnest(?::VARCHAR[]))", [missing]).fetchall()
         with _lock:
-            for i, title, path, labels in rows:
-                known[i] = (title, path, labels, title in shared)
+            for i, title, path, labels, heads in rows:
+                known[i] = (title, path, labels, title in shared, heads)
     with _lock:
         return {i: known[i] for i in wanted if i in known}

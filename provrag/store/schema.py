@@ -61,6 +61,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("path", _str),  # relative to DOCS, escaped: store/paths.py (any bytes, reversible)
         ("sha256", _str), ("mime_type", _str), ("n_pages", _i64),
         ("page_labels", _strs), ("status", _str), ("error", _str),
+        ("running_heads", _strs),  # per page, what its running heads said (index/running_heads.py); null: none
     ]),
     TEXT_UNITS: pa.schema([
         ("id", _str), ("human_readable_id", _i64), ("text", _str), ("n_tokens", _i64),

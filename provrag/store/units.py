@@ -38,6 +38,7 @@ class UnitRow:
     page_labels: list[str] | None
     ocr_pages: list[int] | None = None   # the unit's pages whose text is OCR output
     title_shared: bool = False           # another document of the index has the same title
+    running_heads: list[str] | None = None   # per page of its document, what the page's running heads said
 
     @property
     def document(self) -> str:
@@ -45,6 +46,17 @@ class UnitRow:
         document has the same title ("The Listings Package (listings-devel.pdf)"), so two
         sources a reader is shown can always be told apart."""
         return document_name(self.title, self.path, self.document_id, self.title_shared)
+
+    @property
+    def running_head(self) -> str:
+        """What the running heads of the unit's pages said, each once, in page order ("" where
+        its document has none)."""
+        heads = self.running_heads or []
+        if not heads or self.page_start is None:
+            return ""
+        last = self.page_end if self.page_end is not None else self.page_start
+        pages = range(max(1, int(self.page_start)), min(len(heads), int(last)) + 1)
+        return " · ".join(dict.fromkeys(heads[p - 1] for p in pages if heads[p - 1]))
 
     def page_label(self, page: int | None) -> str | None:
         """The label printed on physical page `page` ("iv", "T-1"), where the document has them."""
@@ -180,10 +192,10 @@ def _fetch(reader, ids: list[str], positions: str, rows) -> dict[str, UnitRow]:
     docs = documents_of(con, {r[7] for r in found})
     out = {}
     for r in found:
-        title, path, labels, shared = docs.get(r[7], (None, None, None, False))
+        title, path, labels, shared, heads = docs.get(r[7], (None, None, None, False, None))
         out[r[0]] = UnitRow(id=r[0], human_readable_id=r[1], text=r[2] or "", page_start=r[3], page_end=r[4],
                             char_start=r[5], char_end=r[6], document_id=r[7], title=title, path=path,
-                            page_labels=labels, ocr_pages=r[8], title_shared=bool(shared))
+                            page_labels=labels, ocr_pages=r[8], title_shared=bool(shared), running_heads=heads)
     return out
 
 

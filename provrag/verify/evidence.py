@@ -62,6 +62,33 @@ def seam_units(units: dict[str, UnitRow]) -> list[Seam]:
     return out
 
 
+def judged_text(row: UnitRow) -> tuple[str, int]:
+    """The text the judge reads for a unit: its pages' running heads on a line above its own
+    text, and where that text starts in it. A reader reads a page under its running head
+    ("Debian Policy Manual, Release 4.6.2.0"), and so did the judge while the heads stood in the
+    text. Taken out of it ([load] running_heads), they took the page's subject from the judge:
+    Policy's "The single line synopsis of a Debian package should be kept brief…" was no longer
+    supported by p. 26, which names "the package" and never "Debian" (tests/verify/
+    test_running_heads_judged.py; bench/results/running-heads-2026-11-30.md)."""
+    head = row.running_head
+    return (f"{head}\n{row.text}", len(head) + 1) if head else (row.text, 0)
+
+
+def judge_rows(judge: Judge, claim: Claim, rows: dict[str, UnitRow]) -> dict[str, Verdict]:
+    """The judge's verdict on the claim of each row, read under its running heads (judged_text),
+    each span an offset into the row's own text (a span inside the heads alone names none of it)."""
+    texts = {key: judged_text(row) for key, row in rows.items()}
+    verdicts = judge(claim, {key: text for key, (text, _) in texts.items()})
+    out = {}
+    for key, v in verdicts.items():
+        shift = texts[key][1]
+        if shift and v.span is not None:
+            a, b = (max(0, x - shift) for x in v.span)
+            v = replace(v, span=(a, b) if b > a else (0, 0))
+        out[key] = v
+    return out
+
+
 def retrieve(reader, query: str, cfg: Config, k: int) -> tuple[list[tuple[str, float]], list[dict]]:
     """Top-k (unit id, score) by hybrid retrieval, and why each ranks there (query/why.py: one
     record per unit). When the fused scores are not numbers (a query whose words are all
@@ -153,7 +180,7 @@ def check_claim(reader, claim: Claim, judge: Judge, cfg: Config, retrievals: lis
     ids = [uid for _, _, us in per_citation for uid, _ in us] + [uid for uid, _ in retrieved]
     rows = fetch_units(reader, ids)
     order = [uid for uid in dict.fromkeys(ids) if uid in rows]
-    verdicts = judge(claim, {uid: rows[uid].text for uid in order})
+    verdicts = judge_rows(judge, claim, {uid: rows[uid] for uid in order})
 
     cited_vias: dict[str, list[str]] = {}
     for _, _, us in per_citation:
@@ -165,7 +192,7 @@ def check_claim(reader, claim: Claim, judge: Judge, cfg: Config, retrievals: lis
     # a claim cut by a page break is whole only across two neighbouring units: judge the seam,
     # and keep it where it supports the claim better than either unit alone
     seams = seam_units(rows)
-    seam_verdicts = judge(claim, {s.key: s.row.text for s in seams})
+    seam_verdicts = judge_rows(judge, claim, {s.key: s.row for s in seams})
     seam_parts: dict[str, tuple[str, str]] = {}
     seam_support: set[str] = set()   # units whose seam with a neighbour supports the claim
     for s in seams:
