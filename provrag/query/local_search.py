@@ -46,19 +46,46 @@ def match_entities(con, question: str, limit: int = 10) -> list[dict]:
     return out
 
 
-def entity_relationships(con, titles: list[str], limit: int = 10) -> list[tuple]:
+def entity_relationships(con, titles: list[str], limit: int = 10, lookups=None) -> list[tuple]:
     """(human_readable_id, source, target, description, weight, text_unit_ids) of the relationships
     touching the entities titled `titles`: those between two of them first, then by weight.
     A list test rather than IN (subquery), which DuckDB ran as joins, each side twice (~1.8x
-    faster over TeX Live's 201,739 relationships: bench/query_lookups.py)."""
+    faster over TeX Live's 201,739 relationships: bench/query_lookups.py). With a server's
+    `lookups`, its map chooses the relationships and only their rows are read."""
     if not titles or not has_rows(con, "relationships"):
         return []
+    chosen = lookups.relationship_ids(con, titles, int(limit)) if lookups is not None else None
+    if chosen is not None:
+        rows = {r[0]: r for r in con.execute(
+            "SELECT human_readable_id, source, target, description, weight, text_unit_ids FROM relationships "
+            "WHERE list_contains(?::BIGINT[], human_readable_id)", [chosen]).fetchall()} if chosen else {}
+        return [rows[i] for i in chosen]
     return con.execute("""
         SELECT human_readable_id, source, target, description, weight, text_unit_ids FROM relationships
         WHERE list_contains($1::VARCHAR[], source) OR list_contains($1::VARCHAR[], target)
         ORDER BY (list_contains($1::VARCHAR[], source) AND list_contains($1::VARCHAR[], target)) DESC,
                  weight DESC NULLS LAST, human_readable_id LIMIT $2
     """, [list(titles), int(limit)]).fetchall()
+
+
+def entity_reports(con, entity_ids: list[str], lookups=None, limit: int = 3) -> list[tuple]:
+    """(community, title, summary, rank) of the reports of the communities holding any of
+    `entity_ids`, the finest level first, then by rank. With a server's `lookups`, its map
+    names the communities, and the join reads only their reports."""
+    if not has_rows(con, "communities"):
+        return []
+    order = f"ORDER BY r.level DESC, r.rank DESC NULLS LAST, r.community LIMIT {int(limit)}"
+    held = lookups.communities_of(con, entity_ids) if lookups is not None else None
+    if held is not None:   # one row per communities row that holds one, as the join below has it
+        return con.execute(f"""
+            SELECT r.community, r.title, r.summary, r.rank FROM community_reports r
+            JOIN (SELECT unnest(?::BIGINT[]) AS community) c ON c.community = r.community {order}
+        """, [held]).fetchall() if held else []
+    return con.execute(f"""
+        SELECT r.community, r.title, r.summary, r.rank FROM community_reports r
+        JOIN communities c ON c.community = r.community
+        WHERE list_has_any(c.entity_ids, ?::VARCHAR[]) {order}
+    """, [entity_ids]).fetchall()
 
 
 def _fmt_ids(ids: list[int], cap: int = 5) -> str:
@@ -86,6 +113,7 @@ def local_search(reader, question: str, cfg: Config, engine, trace, entities: li
     boost_w = float(scfg.local_entity_boost)
     con = reader.con
     with trace.stage("exploration") as d:
+        lookups = getattr(reader, "graph_lookups", None)   # a server's (query/graph_lookups.py)
         ents = entities if entities is not None else match_entities(con, question)
         unit_ents: dict[str, list[int]] = {}
         for e in ents:
@@ -95,15 +123,8 @@ def local_search(reader, question: str, cfg: Config, engine, trace, entities: li
         ret = retrieve_units(reader, question, cfg, k=max(k, n_ctx), boost=boost, pool=pool, restrict=restrict,
                              said=said)
         titles = [e["title"] for e in ents]
-        rels = entity_relationships(con, titles)
-        reports = []
-        if ents and has_rows(con, "communities"):
-            reports = con.execute("""
-                SELECT r.community, r.title, r.summary, r.rank FROM community_reports r
-                JOIN communities c ON c.community = r.community
-                WHERE list_has_any(c.entity_ids, ?::VARCHAR[])
-                ORDER BY r.level DESC, r.rank DESC NULLS LAST, r.community LIMIT 3
-            """, [[e["id"] for e in ents]]).fetchall()
+        rels = entity_relationships(con, titles, lookups=lookups)
+        reports = entity_reports(con, [e["id"] for e in ents], lookups) if ents else []
         d["entities"] = [{"id": e["human_readable_id"], "title": e["title"], "type": e["type"],
                           "units": len(e["text_unit_ids"])} for e in ents]
         d["relationships"] = [{"id": r[0], "source": r[1], "target": r[2], "weight": r[4]} for r in rels]

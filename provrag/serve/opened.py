@@ -36,6 +36,7 @@ class OpenIndex:
 
     def __init__(self, index_path: Path):
         from provrag.store.reader import IndexNotFound, open_index
+        from provrag.query.graph_lookups import GraphLookups
         from provrag.store.units import KeptUnits
 
         try:
@@ -48,6 +49,7 @@ class OpenIndex:
         self.stamp = stamp_of(self.watched)
         self.identity = manifest_identity(self.reader.path)
         self.kept_units = KeptUnits()
+        self.graph_lookups = GraphLookups()    # the graph's maps, read once per version
         self.lock = threading.Lock()
         self.idle: list = []
         self.lent = 0
@@ -63,6 +65,7 @@ class OpenIndex:
                 return self.idle.pop()
             twin = self.reader.cursor()
             twin.kept_units = self.kept_units      # unit rows read once per version, by every request
+            twin.graph_lookups = self.graph_lookups
             return twin
 
     def give_back(self, twin, reusable: bool) -> None:
