@@ -193,45 +193,69 @@ def antecedents(reader, ids: list[str], chars: int = 600) -> dict[str, dict]:
 _LETTER_NAME = re.compile(r"(?<![\w.])([B-HJ-Z])(?![\w'’-])")
 LITERAL_BELOW = 2   # a question with fewer BM25 terms than this is also read for its own words
 K1 = 1.2
+# "What is zsh?": over a manual whose every page says "zsh", the one word cannot find the sentence
+# that defines it; the subject followed by a copula and an article can ("Zsh is a UNIX command
+# interpreter …"), as definition questions are answered in question answering since TREC
+_DEFINED = re.compile(r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?([^?]+?)[\s?]*$", re.I)
+DEFINED_WORDS = 3   # a longer subject ("the default thickness of …") asks for a fact, not a definition
+
+
+def definition_pattern(question: str) -> str | None:
+    """The pattern (RE2, over lower-cased text with its whitespace collapsed) of a sentence that
+    defines what a "What is X?" question asks about: "x is a …", "x are the …"; None for any
+    other question."""
+    m = _DEFINED.match(question)
+    if not m or len(m.group(1).split()) > DEFINED_WORDS:
+        return None
+    subject = " ".join(m.group(1).lower().split())
+    return r"(?:^|[^\w])" + re.escape(subject) + r" (?:is|are) (?:an?|the|one)\b"
 
 
 def literal_channel(con, question: str, n_terms: int, limit: int = 100,
                     unit_ids: list[str] | None = None) -> tuple[dict[str, float], dict]:
     """BM25-like scores of the units that hold what the term table cannot: a one-letter name of
-    the question ("What is R?") as a whole word, case kept, and the question itself as a phrase
-    (an FAQ's "2.1 What is R?"). Read only for a question that leaves BM25 fewer than
-    LITERAL_BELOW terms: scanning every unit's text costs a table scan, and a question with
-    terms of its own is found by them. Written in SQL because the text lives in DuckDB."""
+    the question ("What is R?") as a whole word, case kept, the question itself as a phrase
+    (an FAQ's "2.1 What is R?"), and for "What is X?" the sentence that defines X
+    (definition_pattern). Read only for a question that leaves BM25 fewer than LITERAL_BELOW
+    terms: scanning every unit's text costs a table scan, and a question with terms of its own
+    is found by them. Written in SQL because the text lives in DuckDB."""
     if n_terms >= LITERAL_BELOW:
         return {}, {}
     names = list(dict.fromkeys(_LETTER_NAME.findall(question)))
     phrase = " ".join(question.strip().rstrip("?.!").split()).lower()
     if not names and len(phrase.split()) < 2:
         return {}, {}
+    defines = definition_pattern(question)
     where = "WHERE id IN (SELECT unnest(?::VARCHAR[]))" if unit_ids is not None else ""
     patterns = [r"(?:^|[^\w.])" + name + r"(?:$|[^\w'’-])" for name in names]
     cols = ", ".join("len(regexp_extract_all(text, ?))" for _ in names) or "0"
     rows = con.execute(f"""
-        SELECT id, tfs, phrase, n FROM (
-            SELECT id, [{cols}] AS tfs, contains(lower(regexp_replace(text, '\\s+', ' ', 'g')), ?) AS phrase,
-                   count(*) OVER () AS n
-            FROM text_units {where})
-        WHERE list_max(tfs) > 0 OR phrase
-    """, patterns + [phrase] + ([list(unit_ids)] if unit_ids is not None else [])).fetchall()
-    n = max(int(rows[0][3]) if rows else 1, 1)
+        SELECT id, tfs, phrase, defines, n FROM (
+            SELECT id, [{cols}] AS tfs, contains(flat, ?) AS phrase,
+                   {"regexp_matches(flat, ?)" if defines else "false"} AS defines, count(*) OVER () AS n
+            FROM (SELECT id, text, lower(regexp_replace(text, '\\s+', ' ', 'g')) AS flat FROM text_units {where}))
+        WHERE list_max(tfs) > 0 OR phrase OR defines
+    """, patterns + [phrase] + ([defines] if defines else []) + ([list(unit_ids)] if unit_ids is not None else [])
+    ).fetchall()
+    n = max(int(rows[0][4]) if rows else 1, 1)
     df = [sum(1 for r in rows if r[1][i]) for i in range(len(names))]
     idf = [math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df]
-    phrase_df = sum(1 for r in rows if r[2])
-    phrase_idf = math.log(1 + (n - phrase_df + 0.5) / (phrase_df + 0.5)) if phrase_df else 0.0
+
+    def phrase_idf(col: int) -> float:   # a phrase scores as a term its units hold once
+        d = sum(1 for r in rows if r[col])
+        return math.log(1 + (n - d + 0.5) / (d + 0.5)) if d else 0.0
+
+    said, defined = phrase_idf(2), phrase_idf(3)
     scores: dict[str, float] = {}
-    for uid, tfs, has_phrase, _ in rows:
+    for uid, tfs, has_phrase, has_definition, _ in rows:
         s = sum(w * tf * (K1 + 1) / (tf + K1) for w, tf in zip(idf, tfs) if tf)
-        if has_phrase:
-            s += phrase_idf
+        s += (said if has_phrase else 0.0) + (defined if has_definition else 0.0)
         if s > 0:
             scores[uid] = s
     top = dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
-    return top, {"names": names, "phrase": phrase, "units": len(scores), "phrase_units": phrase_df}
+    return top, {"names": names, "phrase": phrase, "units": len(scores),
+                 "phrase_units": sum(1 for r in rows if r[2])} | (
+        {"definition": defines, "definition_units": sum(1 for r in rows if r[3])} if defines else {})
 
 
 def fusion_parts(lex: dict[str, float], den: dict[str, float], weight: float) -> dict[str, tuple[float, float]]:
