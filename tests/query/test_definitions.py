@@ -38,3 +38,27 @@ def test_what_is_debconf_is_answered_by_its_definition(manuals_index):
     assert not res["abstained"]
     assert res["answer"].startswith("Debconf is a configuration management system")
     assert res["sources"][0]["document"] == "Debian Developer's Reference"
+
+
+@pytest.mark.parametrize("question", ["What is R?", "What is S-PLUS?", "what is  CRAN ?", "What is X.?",
+                                      "What are the GNU coding standards?", "Halcyon", "What is an example?"])
+def test_the_literal_channels_key_word_leaves_its_answer_as_it_was(small_index, monkeypatch, question):
+    """literal_key spares the whitespace-collapsed copy of every unit that lacks the word: the
+    units it finds and their scores are those of the scan without it, whole index or restricted."""
+    from provrag.query import retrieve
+    from provrag.store.reader import open_index
+
+    with open_index(small_index) as r:
+        some = [i for (i,) in r.con.execute("SELECT id FROM text_units ORDER BY human_readable_id LIMIT 40").fetchall()]
+        keyed = [retrieve.literal_channel(r.con, question, 1, 100, ids) for ids in (None, some)]
+        monkeypatch.setattr(retrieve, "literal_key", lambda phrase, subject: None)
+        scanned = [retrieve.literal_channel(r.con, question, 1, 100, ids) for ids in (None, some)]
+    assert keyed == scanned
+
+
+def test_the_key_is_a_word_of_the_phrase_and_of_the_subject():
+    from provrag.query.retrieve import literal_key
+
+    assert literal_key("what is the gnu coding standards", "gnu coding standards") == "standards"
+    assert literal_key("what is x", "x.") is None   # no word in common: no key, the whole scan
+    assert literal_key("halcyon", None) == "halcyon"
