@@ -41,7 +41,6 @@ class GraphLookups:
                     self._maps[name] = UNMAPPED
             return self._maps[name]
 
-
     def relationship_ids(self, con, titles: list[str], limit: int) -> list[int] | None:
         """The human_readable_ids of the `limit` relationships local search shows for `titles`,
         in its order: those between two of them first, then by weight (nulls last), then by id.
@@ -61,7 +60,6 @@ class GraphLookups:
         null = np.isnan(weight)   # NaN stands for NULL here: a table with a real NaN is not mapped
         order = np.lexsort((m["hrid"][hit], -np.where(null, 0.0, weight), null, -both))[:limit]
         return [int(x) for x in m["hrid"][hit[order]]]
-
 
     def communities_of(self, con, entity_ids: list[str]) -> list[int] | None:
         """The community of every communities row whose entity_ids hold one of `entity_ids`, once

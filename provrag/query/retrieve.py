@@ -213,7 +213,12 @@ def definition_pattern(question: str) -> str | None:
     defines what a "What is X?" question asks about: "x is a …", "x are the …"; None for any
     other question."""
     subject = definition_subject(question)
-    return None if subject is None else r"(?:^|[^\w])" + re.escape(subject) + r" (?:is|are) (?:an?|the|one)\b"
+    return None if subject is None else defining(subject)
+
+
+def defining(subject: str) -> str:
+    """definition_pattern's pattern for a subject already found."""
+    return r"(?:^|[^\w])" + re.escape(subject) + r" (?:is|are) (?:an?|the|one)\b"
 
 
 def literal_key(phrase: str, subject: str | None) -> str | None:
@@ -240,12 +245,13 @@ def literal_channel(con, question: str, n_terms: int, limit: int = 100,
     phrase = " ".join(question.strip().rstrip("?.!").split()).lower()
     if not names and len(phrase.split()) < 2:
         return {}, {}
-    defines = definition_pattern(question)
+    subject = definition_subject(question)
+    defines = defining(subject) if subject else None
     where = "WHERE id IN (SELECT unnest($1::VARCHAR[]))" if unit_ids is not None else ""
     # the unit's text holds the key, or neither the phrase nor the definition can match: tested
     # first, it spares the whitespace-collapsed copy (~0.3 s over TeX Live's 39,005 units) of
     # every unit that cannot (see literal_key)
-    key = literal_key(phrase, defines and definition_subject(question)) if not names else None
+    key = literal_key(phrase, subject) if not names else None
     patterns = [r"(?:^|[^\w.])" + name + r"(?:$|[^\w'’-])" for name in names]
     params: list = [list(unit_ids)] if unit_ids is not None else []
 
