@@ -242,35 +242,67 @@ TEXLIVE_PDFS = {"booktabs.pdf": "7052d0760750c97a9fa3ae6e00942768a809f84a05466d3
                 "polyglossia.pdf": "cbe8265b0db057f834d4be1e8c834002c6977defed8b9b878f2cd009e1642f8d"}
 
 
-@pytest.fixture(scope="session")
-def texlive_package(tmp_path_factory) -> Path:
-    """A folder holding the TEXLIVE_PDFS manuals, byte-identical to the pinned Debian package's:
-    fetched once per session with apt-get download (PROVRAG_TEXLIVE: a folder that already holds
-    them, e.g. the output of fetch-debian-docs.sh DIR pdf-texlive)."""
+def pinned_debian_files(tmp_path_factory, packages: list[str], pins: dict[str, str], given: str | None,
+                        name: str) -> Path:
+    """A folder holding the pinned files (name → sha256), byte-identical to the pinned Debian
+    packages' ("package=version"): fetched once with apt-get download and unpacked with dpkg -x,
+    or copied from `given`, a folder that already holds them."""
     import hashlib
-    import os
     import subprocess
 
-    dest = tmp_path_factory.mktemp("texlive-package") / "pdfs"
+    dest = tmp_path_factory.mktemp(name) / "docs"
     dest.mkdir()
-    given = os.environ.get("PROVRAG_TEXLIVE")
     if given:
-        for name in TEXLIVE_PDFS:
-            shutil.copy(Path(given) / name, dest / name)
+        for f in pins:
+            shutil.copy(Path(given) / f, dest / f)
     else:
-        work = tmp_path_factory.mktemp("texlive-deb")
-        run = subprocess.run(["apt-get", "download", "-qq", TEXLIVE_PACKAGE], cwd=work, capture_output=True,
-                             text=True, timeout=900)
-        assert run.returncode == 0, f"apt-get download {TEXLIVE_PACKAGE} failed: {run.stderr.strip()[-300:]}"
-        (deb,) = work.glob("*.deb")
-        subprocess.run(["dpkg", "-x", str(deb), str(work / "root")], check=True, timeout=600)
-        for name in TEXLIVE_PDFS:
-            (found,) = (work / "root").rglob(name)
-            shutil.copy(found, dest / name)
-    for name, digest in TEXLIVE_PDFS.items():
-        got = hashlib.sha256((dest / name).read_bytes()).hexdigest()
-        assert got == digest, f"{name} is not the pinned package's ({got[:12]})"
+        work = tmp_path_factory.mktemp(name + "-deb")
+        for package in packages:
+            run = subprocess.run(["apt-get", "download", "-qq", package], cwd=work, capture_output=True,
+                                 text=True, timeout=900)
+            assert run.returncode == 0, f"apt-get download {package} failed: {run.stderr.strip()[-300:]}"
+        for deb in work.glob("*.deb"):
+            subprocess.run(["dpkg", "-x", str(deb), str(work / "root")], check=True, timeout=600)
+        for f in pins:
+            found = next(x for x in (work / "root").rglob(f) if x.is_file() and not x.is_symlink())
+            shutil.copy(found, dest / f)
+    for f, digest in pins.items():
+        got = hashlib.sha256((dest / f).read_bytes()).hexdigest()
+        assert got == digest, f"{f} is not the pinned package's ({got[:12]})"
     return dest
+
+
+@pytest.fixture(scope="session")
+def texlive_package(tmp_path_factory) -> Path:
+    """A folder holding the TEXLIVE_PDFS manuals, byte-identical to the pinned Debian package's
+    (PROVRAG_TEXLIVE: a folder that already holds them, e.g. the output of fetch-debian-docs.sh
+    DIR pdf-texlive)."""
+    import os
+
+    return pinned_debian_files(tmp_path_factory, [TEXLIVE_PACKAGE], TEXLIVE_PDFS, os.environ.get("PROVRAG_TEXLIVE"),
+                               "texlive-package")
+
+
+# Two manuals a new user tried that no check set holds: the Bash Reference Manual and gnuplot's
+BASH_GNUPLOT_PACKAGES = ["bash-doc=5.2.15-2", "gnuplot-doc=5.4.4+dfsg1-2"]
+BASH_GNUPLOT_PDFS = {"bashref.pdf": "104971d389c0b9b7a261b0b3070a53b0d8cce6db1ffddefcc8423ddda92acd87",
+                     "gnuplot.pdf": "df68dd0613f043141512fc4436d17aaf96727d5a758d85233915ac5056a97206"}
+
+
+@pytest.fixture(scope="session")
+def bash_gnuplot_index(tmp_path_factory) -> Path:
+    """An offline index of bashref.pdf and gnuplot.pdf (507 pages), from their pinned Debian
+    packages (PROVRAG_BASH_GNUPLOT: a folder that already holds them)."""
+    import os
+
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+
+    docs = pinned_debian_files(tmp_path_factory, BASH_GNUPLOT_PACKAGES, BASH_GNUPLOT_PDFS,
+                               os.environ.get("PROVRAG_BASH_GNUPLOT"), "bash-gnuplot")
+    out = tmp_path_factory.mktemp("bash-gnuplot-index") / "idx"
+    run_index(docs, out, load_config())
+    return out
 
 
 @pytest.fixture(scope="session")

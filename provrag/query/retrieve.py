@@ -221,6 +221,12 @@ def defining(subject: str) -> str:
     return r"(?:^|[^\w])" + re.escape(subject) + r" (?:is|are) (?:an?|the|one)\b"
 
 
+def subject_pattern(subject: str) -> str:
+    """The pattern (RE2, as definition_pattern's) of a subject of several words as a phrase, its
+    last word singular or plural: "here document" finds "Here Documents"."""
+    return r"(?:^|[^\w])" + re.escape(subject) + r"(?:s|es)?(?:$|[^\w])"
+
+
 def literal_key(phrase: str, subject: str | None) -> str | None:
     """A word that the lower case of a unit's text holds wherever the phrase, or the definition of
     `subject`, stands in its whitespace-collapsed lower case: the longest word of the phrase (of
@@ -247,6 +253,10 @@ def literal_channel(con, question: str, n_terms: int, limit: int = 100,
         return {}, {}
     subject = definition_subject(question)
     defines = defining(subject) if subject else None
+    # a subject of several words ("a here document") is itself a phrase the term table cannot see:
+    # its words apart are common ("here" is not even a term), together they name the section
+    # ("3.6.6 Here Documents") that a manual defines it in, without an "is a" sentence
+    named = subject_pattern(subject) if subject and len(subject.split()) > 1 else None
     where = "WHERE id IN (SELECT unnest($1::VARCHAR[]))" if unit_ids is not None else ""
     # the unit's text holds the key, or neither the phrase nor the definition can match: tested
     # first, it spares the whitespace-collapsed copy (~0.3 s over TeX Live's 39,005 units) of
@@ -262,13 +272,14 @@ def literal_channel(con, question: str, n_terms: int, limit: int = 100,
     cols = ", ".join(f"len(regexp_extract_all(text, {param(p)}))" for p in patterns) or "0"
     has_phrase = f"contains(flat, {param(phrase)})"
     has_definition = f"regexp_matches(flat, {param(defines)})" if defines else "false"
+    has_subject = f"regexp_matches(flat, {param(named)})" if named else "false"
     keyed = f"AND contains(lower(text), {param(key)})" if key else ""
     rows = con.execute(f"""
-        SELECT id, tfs, phrase, defines, (SELECT count(*) FROM text_units {where}) AS n FROM (
-            SELECT id, [{cols}] AS tfs, {has_phrase} AS phrase, {has_definition} AS defines
+        SELECT id, tfs, phrase, defines, (SELECT count(*) FROM text_units {where}) AS n, subject FROM (
+            SELECT id, [{cols}] AS tfs, {has_phrase} AS phrase, {has_definition} AS defines, {has_subject} AS subject
             FROM (SELECT id, text, lower(regexp_replace(text, '\\s+', ' ', 'g')) AS flat FROM text_units
                   {where or "WHERE true"} {keyed}))
-        WHERE list_max(tfs) > 0 OR phrase OR defines
+        WHERE list_max(tfs) > 0 OR phrase OR defines OR subject
     """, params).fetchall()
     n = max(int(rows[0][4]) if rows else 1, 1)
     df = [sum(1 for r in rows if r[1][i]) for i in range(len(names))]
@@ -278,17 +289,18 @@ def literal_channel(con, question: str, n_terms: int, limit: int = 100,
         d = sum(1 for r in rows if r[col])
         return math.log(1 + (n - d + 0.5) / (d + 0.5)) if d else 0.0
 
-    said, defined = phrase_idf(2), phrase_idf(3)
+    said, defined, subjected = phrase_idf(2), phrase_idf(3), phrase_idf(5)
     scores: dict[str, float] = {}
-    for uid, tfs, has_phrase, has_definition, _ in rows:
+    for uid, tfs, has_phrase, has_definition, _, has_subject in rows:
         s = sum(w * tf * (K1 + 1) / (tf + K1) for w, tf in zip(idf, tfs) if tf)
-        s += (said if has_phrase else 0.0) + (defined if has_definition else 0.0)
+        s += (said if has_phrase else 0.0) + (defined if has_definition else 0.0) + (subjected if has_subject else 0.0)
         if s > 0:
             scores[uid] = s
     top = dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
     return top, {"names": names, "phrase": phrase, "units": len(scores),
                  "phrase_units": sum(1 for r in rows if r[2])} | (
-        {"definition": defines, "definition_units": sum(1 for r in rows if r[3])} if defines else {})
+        {"definition": defines, "definition_units": sum(1 for r in rows if r[3])} if defines else {}) | (
+        {"subject": named, "subject_units": sum(1 for r in rows if r[5])} if named else {})
 
 
 def fusion_parts(lex: dict[str, float], den: dict[str, float], weight: float) -> dict[str, tuple[float, float]]:

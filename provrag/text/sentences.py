@@ -172,3 +172,14 @@ def is_heading(raw: str) -> bool:
     if t.startswith("#") or re.search(r"(?:\.\s?){4,}|…{2,}", t):  # markdown heading; contents line with dot leaders
         return True
     return "\n" not in t and not TERMINAL.search(t) and len(t.split()) <= 12
+
+
+def is_section_title(raw: str) -> bool:
+    """The title a section opens with, whose steps follow it: a heading of one line that is not
+    a contents line. is_heading also takes a contents line (its section is on another page) and
+    any run of lines holding dot leaders, which in a manual's example is a data file's ellipsis
+    row ("val1 val1 val1 / ... ... ..."): gnuplot's manual made one such run of example lines the
+    "title" of "How do I plot columns 1 and 3 of a data file?", and its next sentence,
+    "Comparison is case-sensitive.", the answer."""
+    t = raw.strip()
+    return "\n" not in t and not re.search(r"(?:\.\s?){4,}|…{2,}", t) and is_heading(t)

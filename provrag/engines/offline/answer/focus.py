@@ -22,7 +22,7 @@ import re
 
 from provrag.engines.offline.answer.wording import clean
 from provrag.text.questions import is_broad, is_procedural
-from provrag.text.sentences import is_heading, split_sentences
+from provrag.text.sentences import is_heading, is_section_title, split_sentences
 from provrag.text.words import query_terms, terms_of
 
 # a sentence that only sends the reader elsewhere ("See Uploaders for the syntax of that field.",
@@ -83,7 +83,7 @@ def section_steps(question: str, records: list[dict]) -> list[dict]:
     for ri, record in enumerate(records):
         text = record.get("text") or ""
         for a, b in split_sentences(text):
-            if is_heading(text[a:b]) and wanted <= set(terms_of(text[a:b])):
+            if is_section_title(text[a:b]) and wanted <= set(terms_of(text[a:b])):
                 steps = steps_after({"record": ri, "start": a}, record)
                 if steps:  # a contents line names the task too, but nothing follows it
                     return steps

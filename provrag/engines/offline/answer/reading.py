@@ -217,7 +217,11 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
         c["score"] = c["prob"]
     cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
     eligible, asked = stating_asked_fact(question, cands, context, idf)
-    answering = further_answering([c for c in eligible if c["prob"] >= threshold], threshold)
+    # a sentence that only sends the reader elsewhere ("See Section 9.1 [Bash History Facilities],
+    # page 152, for more details …") states nothing: it shares the topic's words and can score as
+    # answering, but it answers no question, as a lead or after one (focus.points_elsewhere)
+    answering = further_answering([c for c in eligible if c["prob"] >= threshold
+                                   and not points_elsewhere(c["sentence"])], threshold)
     if answering:
         answering[1:1] = continuation(answering[0], cands, context, threshold, answering)
         answering += other_parts(question, cands, answering, r, paragraphs, threshold)

@@ -33,9 +33,15 @@ from provrag.text.questions import answer_type
 from provrag.text.sentences import FURNITURE, TERMINAL, is_heading, paragraph_spans, split_sentences
 from provrag.text.words import terms_of
 
-# a sentence opening with a pronoun or demonstrative refers to the sentence before it
+# a sentence opening with a pronoun or demonstrative refers to the sentence before it; an
+# existential "there is/are …" refers to nothing ("There are three quoting mechanisms: …" in the
+# Bash manual was shown under the sentence before it, a pointer to the history chapter)
 _ANAPHOR = re.compile(r"^(?:[A-Z][a-z]+,\s+)?(?:this|that|these|those|it|its|they|their|them|he|his|she|her|such|"
-                      r"there|both|most|many|some|each|the latter|the former|the same)\b", re.I)
+                      r"there(?!\s+(?:is|are|was|were|exists?|existed|seems?|appears?|remains?|will|would|may|might"
+                      r"|can|could|must|should|has|have|had|isn['’]t|aren['’]t|wasn['’]t|weren['’]t)\b)"
+                      r"|both|most|many|some|each|the latter|the former|the same)\b"
+                      # … unless a pronoun in it does: "There are several ways to achieve this, …"
+                      r"|^there\s+(?:is|are|was|were)\b.*\b(?:this|these|those|it|its|them|such)\b", re.I)
 _RAW = re.compile(r"[^\W_]+")
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b|\b[0-9]{1,2}(st|nd|rd|th)? century\b", re.I)

@@ -1,0 +1,100 @@
+"""What a new user met over two manuals no check set holds (the Bash Reference Manual and
+gnuplot's, from their pinned Debian packages), each failing before its change:
+
+- "How do I plot columns 1 and 3 of a data file?" was answered "Comparison is case-sensitive.":
+  a run of example lines holding a data file's ellipsis row ("... ... ...") passed for a section
+  title (text/sentences.is_section_title), and the sentence after it for the section's steps;
+- "What is a here document?" was answered from the GNU Free Documentation License ("A
+  'Secondary Section' is a named appendix …"): its one term, "document", is the license's word;
+  the subject as a phrase finds "3.6.6 Here Documents" (query/retrieve.subject_pattern);
+- "What is the difference between single quotes and double quotes in Bash?" opened with a
+  pointer to the history chapter, shown as the context of "There are three quoting mechanisms …":
+  an existential "there are" refers to nothing before it (answer/scoring._ANAPHOR).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import duckdb
+import pytest
+
+from provrag.config import load_config
+from provrag.pipelines.ask import run_ask
+
+
+def ask(index, question: str) -> dict:
+    return run_ask(question, index, load_config(), save=False).to_json()
+
+
+def test_an_ellipsis_row_in_an_example_is_no_section_title(bash_gnuplot_index):
+    from provrag.engines.offline.answer.focus import section_steps
+    from provrag.text.sentences import is_heading, is_section_title
+
+    question = "How do I plot columns 1 and 3 of a data file?"
+    res = ask(bash_gnuplot_index, question)
+    assert "Comparison is case-sensitive" not in res["answer"], res["answer"]
+    # the gnuplot page itself: its example lines are a heading to is_heading (dot leaders), not a title
+    con = duckdb.connect()
+    (text,) = con.execute(f"SELECT text FROM '{bash_gnuplot_index}/text_units.parquet' "
+                          "WHERE contains(text, 'Comparison is case-sensitive')").fetchone()
+    run = text[text.index("For example, if the data file contains"):text.index("The full string must match.")]
+    assert is_heading(run) and not is_section_title(run)
+    assert section_steps(question, [{"text": text}]) == []
+
+
+@pytest.mark.parametrize("line, title", [
+    ("5.9.4 Orphaning a package", True), ("# Installing", True), ("3.6.6 Here Documents", True),
+    ("6.4 What does the stable directory contain? . . . . . . . 22", False),   # a contents line
+    ("Height Weight Age\nval1 val1 val1\n... ... ...", False),
+    ("This builtin is so complicated that it deserves its own section.", False)])
+def test_a_section_title_is_one_heading_line(line, title):
+    from provrag.text.sentences import is_section_title
+
+    assert is_section_title(line) is title
+
+
+def test_a_subject_of_several_words_is_read_as_a_phrase(bash_gnuplot_index):
+    from provrag.query.retrieve import subject_pattern
+
+    assert re.search(subject_pattern("here document"), "3.6.6 here documents this type of redirection")
+    assert re.search(subject_pattern("here document"), "a here document is")
+    assert not re.search(subject_pattern("here document"), "where documents are")
+    res = ask(bash_gnuplot_index, "What is a here document?")
+    assert not res["abstained"]
+    assert "Secondary Section" not in res["answer"], res["answer"]
+    assert res["sources"][0]["path"] == "bashref.pdf" and res["sources"][0]["page_start"] == 46
+
+
+def test_there_are_opens_no_reference_to_the_sentence_before(bash_gnuplot_index):
+    from provrag.engines.offline.answer.scoring import _ANAPHOR
+
+    assert not _ANAPHOR.match("There are three quoting mechanisms: the escape character, single quotes, and double quotes.")
+    assert not _ANAPHOR.match("There is no maximum limit on the size of an array.")
+    assert _ANAPHOR.match("There the shell reads the file.") and _ANAPHOR.match("This is the default.")
+    # Debian's FAQ: "this" is the sentence before's goal
+    assert _ANAPHOR.match("There are several ways to achieve this, which include: • Improve programs' security …")
+    res = ask(bash_gnuplot_index, "What is the difference between single quotes and double quotes in Bash?")
+    assert not res["answer"].startswith("See Section"), res["answer"]
+
+
+def test_a_pointer_elsewhere_never_answers(monkeypatch):
+    """Read as answering at 0.99, "See Section 9.1 … for more details" still states nothing."""
+    from provrag.engines.offline.answer import reading
+
+    pointer = "See Section 9.1 [Bash History Facilities], page 152, for more details concerning history expansion."
+    statement = "Enclosing characters in single quotes preserves the literal value of each character within the quotes."
+    records = [{"text": f"{pointer}\n{statement}", "citation": "[Data: Sources (1)]"}]
+
+    class Reader:   # reads the pointer as answering more surely than the statement
+        def passage_scores(self, question, passages):
+            return [0.9 for _ in passages]
+
+        def answer_probs(self, question, sentences, contexts=None):
+            return [0.99 if s.startswith("See") else 0.9 for s in sentences]
+
+    monkeypatch.setattr(reading, "meaning_scores", lambda question, cands, cfg, weights, info: [0.0] * len(cands))
+    cfg = load_config()   # the reader's own probability decides
+    cfg = dataclasses.replace(cfg, search=dataclasses.replace(cfg.search, reader_weights={"answer": 1.0, "scale": 1.0}))
+    picked, _ = reading.read("What do single quotes do?", records, cfg, Reader())
+    assert [p["sentence"] for p in picked] == [statement]
