@@ -184,3 +184,17 @@ def test_malformed_engine_answers_do_not_crash(dulce_graph, dulce_communities):
     cfg = load_config()
     rep = reports_stage(dulce_communities.head(2), ents, rels, units, Sloppy(cfg), cfg)
     assert rep.height == 2 and rep["rank"].to_list() == [0.0, 0.0] and rep["title"].to_list() == ["Report", "Report"]
+
+
+def test_a_statement_that_points_elsewhere_is_chosen_last():
+    """gnuplot's Commands chapter was summed up by "See also set view (p. 212), and set zeroaxis
+    (p. 225).": the sentence most like the rest, since it names both subjects, yet it says nothing
+    itself (focus.points_elsewhere). It comes after every statement that stands alone."""
+    from provrag.engines.offline.report import central_statements
+
+    pointer = "See also set view (p. 212), and set zeroaxis (p. 225) for the view and axis commands."
+    units = [{"human_readable_id": 1, "text": "The set view command sets the viewing angle of a surface plot. "
+                                              "The set view command also scales the surface plot."},
+             {"human_readable_id": 2, "text": "The set zeroaxis command draws an axis line at zero. " + pointer}]
+    chosen = [s for s, _, _ in central_statements({"text_units": units}, 4, [])]
+    assert pointer in chosen and chosen[-1] == pointer, chosen

@@ -36,6 +36,7 @@ import re
 from functools import lru_cache
 
 from provrag.config import Config
+from provrag.engines.offline.answer.focus import points_elsewhere
 from provrag.engines.offline.answer.wording import clean, closed
 from provrag.text.sentences import TERMINAL, is_heading, split_sentences
 from provrag.text.words import title_key
@@ -103,6 +104,8 @@ _LEANS_BACK = re.compile(r"^(?:this|that|these|those|it|its|they|their|them|he|h
                          r"in (?:that|this|such) case|in addition|instead|however|also|otherwise|then|the latter|"
                          r"the former|the same)\b", re.I)
 _POINTS_AWAY = re.compile(r"\b(?:above|below|the following)\b", re.I)  # "listed above", "see below"
+# … or to another part ("See also set view (p. 212), and set zeroaxis (p. 225).": the "statement"
+# gnuplot's manual gave its Commands chapter): focus.points_elsewhere
 
 
 @lru_cache(maxsize=8192)
@@ -149,7 +152,8 @@ def _candidates(context: dict, names: list[str]) -> tuple[list[tuple[int, str, i
                 continue
             seen.add(key)
             counts = _unit_counts(text) if counts is None else counts
-            tier = 2 * (not any(k in key for k in keys)) + bool(_LEANS_BACK.match(sent) or _POINTS_AWAY.search(sent))
+            tier = 2 * (not any(k in key for k in keys)) + bool(_LEANS_BACK.match(sent) or _POINTS_AWAY.search(sent)
+                                                                or points_elsewhere(sent))
             cands.append((tier, sent, None if hrid is None else int(hrid), follow))
             rows.append(counts[i])
     if not cands:
