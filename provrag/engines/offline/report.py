@@ -95,7 +95,14 @@ def is_statement(sentence: str) -> bool:
             return False
     if depth:  # a "(" left open: the sentence ends inside a bracket
         return False
-    return sum(1 for t in toks if _WORDISH.match(t)) >= _PROSE * len(toks)
+    return reads_as_prose(sentence)
+
+
+def reads_as_prose(sentence: str) -> bool:
+    """Whether most of the sentence's tokens are words, not numbers, symbols, paths or settings
+    (a configuration file's "gnuplot*background: black gnuplot*textGray: white …")."""
+    toks = _TOKEN.findall(sentence)
+    return bool(toks) and sum(1 for t in toks if _WORDISH.match(t)) >= _PROSE * len(toks)
 
 
 # a statement that leans on the one before it ("This restriction…", "In that case…") or points

@@ -98,3 +98,32 @@ def test_a_pointer_elsewhere_never_answers(monkeypatch):
     cfg = dataclasses.replace(cfg, search=dataclasses.replace(cfg.search, reader_weights={"answer": 1.0, "scale": 1.0}))
     picked, _ = reading.read("What do single quotes do?", records, cfg, Reader())
     assert [p["sentence"] for p in picked] == [statement]
+
+
+def test_a_further_sentence_of_settings_is_not_added(monkeypatch):
+    """"What is gnuplot?" was answered with its definition, then an X resources listing the reader
+    read as answering too ("Note that the default background is black. gnuplot*background: black
+    gnuplot*textGray: white …"). A further sentence must read as prose (report.reads_as_prose)."""
+    from provrag.engines.offline.answer import reading
+    from provrag.engines.offline.report import reads_as_prose
+
+    lead = "Gnuplot is a portable command-line driven graphing utility for Linux and many other platforms."
+    settings = ("Note that the default background is black. gnuplot*background: black gnuplot*textGray: white "
+                "gnuplot*borderGray: gray50 gnuplot*axisGray: gray50 gnuplot*line1Gray: gray100")
+    prose = "Gnuplot supports many types of plots in either 2D and 3D."
+    assert reads_as_prose(lead) and reads_as_prose(prose) and not reads_as_prose(settings)
+    records = [{"text": lead, "citation": "[Data: Sources (1)]"}, {"text": settings, "citation": "[Data: Sources (2)]"},
+               {"text": prose, "citation": "[Data: Sources (3)]"}]
+
+    class Reader:   # reads all three as answering, the settings more surely than the third
+        def passage_scores(self, question, passages):
+            return [0.9 for _ in passages]
+
+        def answer_probs(self, question, sentences, contexts=None):
+            return [{lead: 0.99, settings: 0.95}.get(s, 0.9) for s in sentences]
+
+    monkeypatch.setattr(reading, "meaning_scores", lambda question, cands, cfg, weights, info: [0.0] * len(cands))
+    cfg = load_config()
+    cfg = dataclasses.replace(cfg, search=dataclasses.replace(cfg.search, reader_weights={"answer": 1.0, "scale": 1.0}))
+    picked, _ = reading.read("What is gnuplot?", records, cfg, Reader())
+    assert [p["sentence"] for p in picked] == [lead, prose]

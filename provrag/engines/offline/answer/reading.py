@@ -39,6 +39,7 @@ from provrag.engines.offline.answer.focus import anchor_term, points_elsewhere, 
 from provrag.engines.offline.answer.near_miss import names_nowhere, stating_asked_fact
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import normalised, said_already
+from provrag.engines.offline.report import reads_as_prose
 from provrag.text.questions import is_broad, is_procedural
 from provrag.text.sentences import is_heading
 
@@ -375,7 +376,8 @@ def focus_read(question: str, answering: list[dict], records: list[dict], idf: d
     if not answering:
         return []
     lead = answering[0]
-    if is_procedural(question):
+    procedural = is_procedural(question)
+    if procedural:
         # the section whose heading names the task is its procedure (focus.section_steps): a
         # sentence that only points elsewhere ("the detailed procedure … can be found in the
         # Developer's Reference") shares every word of "How do I orphan a package?" and reads as
@@ -397,6 +399,12 @@ def focus_read(question: str, answering: list[dict], records: list[dict], idf: d
             out.append(c)
             continue
         if broad and c["record"] in seen:
+            continue
+        if not procedural and not reads_as_prose(c["sentence"]):
+            # a further sentence that is mostly settings or code ("Note that the default background is
+            # black. gnuplot*background: black gnuplot*textGray: white …" after "Gnuplot is a portable
+            # command-line driven graphing utility …") adds nothing to a "what is" answer; a "how do
+            # I" answer's commands are kept
             continue
         if broad or same_subject(anchor, c["sentence"], c.get("antecedent")):
             out.append(c)
