@@ -1,11 +1,11 @@
-"""The literal channel (query/retrieve.literal_channel) with its key word and without, in one
+"""The literal channel (query/literal.literal_channel) with its key word and without, in one
 process over the same index, with the same units and scores required of both (issue 30).
 
 usage: python bench/literal_channel.py INDEX [INDEX …] [--reps 3]
 
 A question with one word of its own ("What is zsh?") is read for its phrase, its one-letter names
 and the sentence that defines its subject, by a scan of every unit's whitespace-collapsed lower
-case. retrieve.literal_key names a word that every unit able to match holds; the scan makes the
+case. literal.literal_key names a word that every unit able to match holds; the scan makes the
 collapsed copy of only those units. For each question below, whole index and restricted to 50
 units, the median of --reps calls each way. Prints ms per call and exits 1 if any result differs.
 """
@@ -26,14 +26,14 @@ QUESTIONS = ["What is zsh?", "What is R?", "What is debconf?", "What are conffil
 
 
 def main() -> int:
-    from provrag.query import retrieve
+    from provrag.query import literal
     from provrag.store.reader import open_index
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("index", type=Path, nargs="+")
     ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
-    keyed_word = retrieve.literal_key
+    keyed_word = literal.literal_key
     bad = 0
     for index in a.index:
         with open_index(index) as r:
@@ -44,15 +44,15 @@ def main() -> int:
                 for ids in (None, some):
                     out = {}
                     for way in ("scan", "key"):
-                        retrieve.literal_key = keyed_word if way == "key" else (lambda phrase, subject: None)
+                        literal.literal_key = keyed_word if way == "key" else (lambda phrase, subject: None)
                         times = []
                         for _ in range(a.reps):
                             t = time.perf_counter()
-                            out[way] = retrieve.literal_channel(r.con, q, 1, 100, ids)
+                            out[way] = literal.literal_channel(r.con, q, 1, 100, ids)
                             times.append(1000 * (time.perf_counter() - t))
                         ms[way].append(statistics.median(times))
                     differ += out["scan"] != out["key"]
-            retrieve.literal_key = keyed_word
+            literal.literal_key = keyed_word
         bad += differ
         scan, key = statistics.mean(ms["scan"]), statistics.mean(ms["key"])
         print(f"{index}: {len(ms['key'])} calls, results the same: {'yes' if not differ else f'no, {differ} differ'}; "

@@ -1,6 +1,6 @@
 """"What is X?" over manuals that say X on every page: retrieval reads the sentence that defines
 X ("Debconf is a configuration management system …"), which the one word X cannot find
-(query/retrieve.definition_pattern, in the literal channel)."""
+(query/literal.definition_pattern, in the literal channel)."""
 from __future__ import annotations
 
 import re
@@ -9,7 +9,7 @@ import pytest
 
 from provrag.config import load_config
 from provrag.pipelines.ask import run_ask
-from provrag.query.retrieve import definition_pattern
+from provrag.query.literal import definition_pattern
 
 
 @pytest.mark.parametrize("question, defines", [
@@ -45,19 +45,19 @@ def test_what_is_debconf_is_answered_by_its_definition(manuals_index):
 def test_the_literal_channels_key_word_leaves_its_answer_as_it_was(small_index, monkeypatch, question):
     """literal_key spares the whitespace-collapsed copy of every unit that lacks the word: the
     units it finds and their scores are those of the scan without it, whole index or restricted."""
-    from provrag.query import retrieve
+    from provrag.query import literal
     from provrag.store.reader import open_index
 
     with open_index(small_index) as r:
         some = [i for (i,) in r.con.execute("SELECT id FROM text_units ORDER BY human_readable_id LIMIT 40").fetchall()]
-        keyed = [retrieve.literal_channel(r.con, question, 1, 100, ids) for ids in (None, some)]
-        monkeypatch.setattr(retrieve, "literal_key", lambda phrase, subject: None)
-        scanned = [retrieve.literal_channel(r.con, question, 1, 100, ids) for ids in (None, some)]
+        keyed = [literal.literal_channel(r.con, question, 1, 100, ids) for ids in (None, some)]
+        monkeypatch.setattr(literal, "literal_key", lambda phrase, subject: None)
+        scanned = [literal.literal_channel(r.con, question, 1, 100, ids) for ids in (None, some)]
     assert keyed == scanned
 
 
 def test_the_key_is_a_word_of_the_phrase_and_of_the_subject():
-    from provrag.query.retrieve import literal_key
+    from provrag.query.literal import literal_key
 
     assert literal_key("what is the gnu coding standards", "gnu coding standards") == "standards"
     assert literal_key("what is x", "x.") is None   # no word in common: no key, the whole scan

@@ -6,7 +6,7 @@ gnuplot's, from their pinned Debian packages), each failing before its change:
   title (text/sentences.is_section_title), and the sentence after it for the section's steps;
 - "What is a here document?" was answered from the GNU Free Documentation License ("A
   'Secondary Section' is a named appendix …"): its one term, "document", is the license's word;
-  the subject as a phrase finds "3.6.6 Here Documents" (query/retrieve.subject_pattern);
+  the subject as a phrase finds "3.6.6 Here Documents" (query/literal.subject_pattern);
 - "What is the difference between single quotes and double quotes in Bash?" opened with a
   pointer to the history chapter, shown as the context of "There are three quoting mechanisms …":
   an existential "there are" refers to nothing before it (answer/scoring._ANAPHOR).
@@ -55,7 +55,7 @@ def test_a_section_title_is_one_heading_line(line, title):
 
 
 def test_a_subject_of_several_words_is_read_as_a_phrase(bash_gnuplot_index):
-    from provrag.query.retrieve import subject_pattern
+    from provrag.query.literal import subject_pattern
 
     assert re.search(subject_pattern("here document"), "3.6.6 here documents this type of redirection")
     assert re.search(subject_pattern("here document"), "a here document is")

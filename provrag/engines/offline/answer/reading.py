@@ -31,12 +31,12 @@ held-out data, bench/results/): the model's, not a coverage score.
 from __future__ import annotations
 
 import math
-import re
 import threading
 
 from provrag.config import Config
 from provrag.engines.offline.answer.focus import anchor_term, points_elsewhere, same_subject, section_steps, steps_after
 from provrag.engines.offline.answer.near_miss import names_nowhere, stating_asked_fact
+from provrag.engines.offline.answer.question_forms import asks_what_is_said, question_parts, said_about
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import normalised, said_already
 from provrag.engines.offline.report import reads_as_prose
@@ -250,39 +250,6 @@ def _passages_read(info: dict, relevant: list[int], order: list[int], pscores: l
     info["read_order"] = order         # the order its candidate sentences were taken in (rank_passages)
     if pscores is not None:
         info["passages"] = [{"record": ri, "prob": round(pscores[ri], 4)} for ri in relevant if pscores[ri] is not None]
-
-
-_SAID_ABOUT = re.compile(r"\bwhat (do|does|did) .{1,80}?\b(say|says|said|write|writes|wrote|state|states|stated)\b.*\babout\b",
-                         re.I)
-
-
-def asks_what_is_said(question: str) -> bool:
-    """"What did the President say about foreign relations?": the question asks for what a source
-    says on a topic, not for one fact, so no single sentence "states the answer" as the answer
-    head was trained to find (SQuAD-style spans); the passage on the topic is the answer."""
-    return bool(_SAID_ABOUT.search(question or ""))
-
-
-def said_about(cands: list[dict], order: list[int], pscores: list[float | None] | None, threshold: float,
-               best: float) -> tuple[list[dict], float]:
-    """For a question asking what is said about a topic: the most relevant passage, when the
-    reader's passage head reads it as relevant (at or above the same threshold), answers with its
-    best sentence; the confidence is the passage head's. Otherwise nothing, as before."""
-    if pscores is None or not order or pscores[order[0]] is None or pscores[order[0]] < threshold:
-        return [], best
-    top = order[0]
-    in_passage = [c for c in cands if c["record"] == top]   # cands are sorted best first
-    return (in_passage[:1], round(float(pscores[top]), 4)) if in_passage else ([], best)
-
-
-# "What does X supply and when was it commissioned?": a second question after "and" + a wh-word
-_SECOND_PART = re.compile(r"(?:,\s*|\s)and\s+(?=(?:what|when|where|who|whom|which|why|how)\b)", re.I)
-
-
-def question_parts(question: str) -> list[str]:
-    """The parts of a compound question (at ", and when …", " and who …"), or [] for one question."""
-    parts = [p.strip(" ?") for p in _SECOND_PART.split(question or "") if p.strip(" ?")]
-    return parts if len(parts) > 1 else []
 
 
 def other_parts(question: str, cands: list[dict], answering: list[dict], r, paragraphs: dict,
