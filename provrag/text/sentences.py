@@ -180,6 +180,8 @@ def is_section_title(raw: str) -> bool:
     any run of lines holding dot leaders, which in a manual's example is a data file's ellipsis
     row ("val1 val1 val1 / ... ... ..."): gnuplot's manual made one such run of example lines the
     "title" of "How do I plot columns 1 and 3 of a data file?", and its next sentence,
-    "Comparison is case-sensitive.", the answer."""
+    "Comparison is case-sensitive.", the answer. Nor is a line that goes on after a question mark:
+    a terminal session's prompt ("Shall the new role be allowed to create databases? (y/n) n", in
+    PostgreSQL's createuser page) named every word of "How do I create a new database?"."""
     t = raw.strip()
-    return "\n" not in t and not re.search(r"(?:\.\s?){4,}|…{2,}", t) and is_heading(t)
+    return "\n" not in t and not re.search(r"(?:\.\s?){4,}|…{2,}|\?\s*\S", t) and is_heading(t)

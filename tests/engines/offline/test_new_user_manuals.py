@@ -47,7 +47,8 @@ def test_an_ellipsis_row_in_an_example_is_no_section_title(bash_gnuplot_index):
     ("5.9.4 Orphaning a package", True), ("# Installing", True), ("3.6.6 Here Documents", True),
     ("6.4 What does the stable directory contain? . . . . . . . 22", False),   # a contents line
     ("Height Weight Age\nval1 val1 val1\n... ... ...", False),
-    ("This builtin is so complicated that it deserves its own section.", False)])
+    ("This builtin is so complicated that it deserves its own section.", False),
+    ("Shall the new role be allowed to create databases? (y/n) n", False)])   # a prompt
 def test_a_section_title_is_one_heading_line(line, title):
     from provrag.text.sentences import is_section_title
 
@@ -127,3 +128,19 @@ def test_a_further_sentence_of_settings_is_not_added(monkeypatch):
     cfg = dataclasses.replace(cfg, search=dataclasses.replace(cfg.search, reader_weights={"answer": 1.0, "scale": 1.0}))
     picked, _ = reading.read("What is gnuplot?", records, cfg, Reader())
     assert [p["sentence"] for p in picked] == [lead, prose]
+
+
+def test_a_prompt_in_a_terminal_session_is_no_section_title():
+    """PostgreSQL 15's createuser page (postgresql-doc-15, app-createuser.html): its example session's
+    prompt named every word of "How do I create a new database?", and the prompts after it were
+    given as the steps, over the reader's own lead ("CREATE DATABASE creates a new PostgreSQL
+    database.", read at 0.71)."""
+    from provrag.engines.offline.answer.focus import section_steps
+
+    session = ("To create a user joe on the default database server with prompting for some additional "
+               "attributes:\n\n$ createuser --interactive joe\nShall the new role be a superuser? (y/n) n\n"
+               "Shall the new role be allowed to create databases? (y/n) n\n"
+               "Shall the new role be allowed to create more new roles? (y/n) n\n")
+    assert section_steps("How do I create a new database?", [{"text": session}]) == []
+    titled = "Creating a Database\nTo create a new database, in this example named mydb, you use the command createdb mydb.\n"
+    assert section_steps("How do I create a database?", [{"text": titled}])[0]["sentence"].startswith("To create a new database")
