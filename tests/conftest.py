@@ -264,8 +264,9 @@ def pinned_debian_files(tmp_path_factory, packages: list[str], pins: dict[str, s
         for deb in work.glob("*.deb"):
             subprocess.run(["dpkg", "-x", str(deb), str(work / "root")], check=True, timeout=600)
         for f in pins:
-            found = next(x for x in (work / "root").rglob(f) if x.is_file() and not x.is_symlink())
-            shutil.copy(found, dest / f)
+            found = [x for x in (work / "root").rglob(f) if x.is_file() and not x.is_symlink()]
+            assert found, f"{f} is not in {', '.join(packages)}"
+            shutil.copy(found[0], dest / f)
     for f, digest in pins.items():
         got = hashlib.sha256((dest / f).read_bytes()).hexdigest()
         assert got == digest, f"{f} is not the pinned package's ({got[:12]})"

@@ -165,11 +165,17 @@ def paragraph_spans(text: str) -> list[tuple[int, int]]:
     return trim_spans(text, spans + ([(start, len(text))] if start < len(text) else []))
 
 
+# a contents line's dot leaders ("Introduction . . . . 3", "……")
+_DOT_LEADERS = re.compile(r"(?:\.\s?){4,}|…{2,}")
+# a line that goes on after a question mark: a terminal prompt ("… create databases? (y/n) n")
+_AFTER_QUESTION = re.compile(r"\?\s*\S")
+
+
 def is_heading(raw: str) -> bool:
     """A title or heading rather than a statement: a markdown heading, or one short line with no
     closing punctuation. It names a topic; it answers nothing."""
     t = raw.strip()
-    if t.startswith("#") or re.search(r"(?:\.\s?){4,}|…{2,}", t):  # markdown heading; contents line with dot leaders
+    if t.startswith("#") or _DOT_LEADERS.search(t):  # markdown heading; contents line with dot leaders
         return True
     return "\n" not in t and not TERMINAL.search(t) and len(t.split()) <= 12
 
@@ -184,4 +190,4 @@ def is_section_title(raw: str) -> bool:
     a terminal session's prompt ("Shall the new role be allowed to create databases? (y/n) n", in
     PostgreSQL's createuser page) named every word of "How do I create a new database?"."""
     t = raw.strip()
-    return "\n" not in t and not re.search(r"(?:\.\s?){4,}|…{2,}|\?\s*\S", t) and is_heading(t)
+    return "\n" not in t and not _DOT_LEADERS.search(t) and not _AFTER_QUESTION.search(t) and is_heading(t)

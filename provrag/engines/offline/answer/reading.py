@@ -370,8 +370,8 @@ def focus_read(question: str, answering: list[dict], records: list[dict], idf: d
         if not procedural and not reads_as_prose(c["sentence"]):
             # a further sentence that is mostly settings or code ("Note that the default background is
             # black. gnuplot*background: black gnuplot*textGray: white …" after "Gnuplot is a portable
-            # command-line driven graphing utility …") adds nothing to a "what is" answer; a "how do
-            # I" answer's commands are kept
+            # command-line driven graphing utility …") adds nothing to the answer; a "how do I"
+            # answer's commands are kept
             continue
         if broad or same_subject(anchor, c["sentence"], c.get("antecedent")):
             out.append(c)
