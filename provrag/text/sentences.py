@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from provrag.text.tables import rows_apart
+
 # A boundary is . ! ? (plus closing quotes or brackets) followed by whitespace and a capital,
 # digit or opening quote, except after a one-letter initial or a common abbreviation; blank
 # lines always end a sentence.
@@ -71,7 +73,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         spans.append((start, end))
         start = m.end()
     spans.append((start, len(masked)))
-    return trim_spans(masked, _split_headings(masked, spans))
+    spans = trim_spans(masked, _split_headings(masked, spans))
+    return rows_apart(masked, spans)
 
 
 def trim_spans(text: str, spans) -> list[tuple[int, int]]:
@@ -190,4 +193,5 @@ def is_section_title(raw: str) -> bool:
     a terminal session's prompt ("Shall the new role be allowed to create databases? (y/n) n", in
     PostgreSQL's createuser page) named every word of "How do I create a new database?"."""
     t = raw.strip()
-    return "\n" not in t and not _DOT_LEADERS.search(t) and not _AFTER_QUESTION.search(t) and is_heading(t)
+    return ("\n" not in t and not t.startswith("|") and not _DOT_LEADERS.search(t) and not _AFTER_QUESTION.search(t)
+            and is_heading(t))   # "|": a table's row (text/tables.py) is no title, however many words it shares

@@ -69,6 +69,7 @@ def spans(text: str) -> list[tuple[int, int]]:
     and a quote needs a readable span, not a linguistically perfect sentence.
     """
     from provrag.text.sentences import ABBREV, mask_furniture, page_break_ends
+    from provrag.text.tables import rows_apart
 
     out: list[tuple[int, int]] = []
     pos = 0
@@ -92,7 +93,7 @@ def spans(text: str) -> list[tuple[int, int]]:
                     chunk = words[w: w + _WINDOW]
                     out.append((s0 + chunk[0].start(), s0 + chunk[-1].end()))
         pos = nxt
-    return out
+    return rows_apart(text, out)   # a table's rows are quoted one by one (text/tables.py)
 
 
 def best_span(query: str, text: str) -> tuple[str, int, int, float]:
@@ -110,14 +111,19 @@ def best_span(query: str, text: str) -> tuple[str, int, int, float]:
     sp = spans(text)
     if not sp:
         return "", 0, 0, 0.0
+    # a table's row is matched as read under its header and quoted alone: a pair with the text
+    # before it would hold the header's words and win (text/tables.py)
+    rows = _row_readings(text)
     cands = [(s0, s1, 1) for s0, s1 in sp] + [(sp[i][0], sp[i + 1][1], 2) for i in range(len(sp) - 1)
-                                               if sp[i + 1][1] - sp[i][0] < 600]
+                                               if sp[i + 1][1] - sp[i][0] < 600
+                                               and sp[i][0] not in rows and sp[i + 1][0] not in rows]
     best, best_key = None, None
     for s0, s1, n in cands:
-        lex = lexical_score(query, text[s0:s1])
+        read = rows.get(s0) if n == 1 else None
+        lex = lexical_score(query, read or text[s0:s1])
         if lex == 0 and best is not None:
             continue
-        fz = fuzz.token_set_ratio(query, text[s0:s1]) / 100.0 if lex > 0 or best is None else 0.0
+        fz = fuzz.token_set_ratio(query, read or text[s0:s1]) / 100.0 if lex > 0 or best is None else 0.0
         # a two-sentence span pays a small toll so it wins only by covering clearly more
         key = (round(lex - (0.08 if n == 2 else 0.0), 6), fz, -(s1 - s0))
         if best_key is None or key > best_key:
@@ -130,6 +136,19 @@ def best_span(query: str, text: str) -> tuple[str, int, int, float]:
             a0, a1 = _widen(text, al.dest_start, al.dest_end, sp)
             return text[a0:a1], a0, a1, round(al.score / 100.0 * 0.5, 6)
     return text[s0:s1], s0, s1, lex
+
+
+def _row_readings(text: str) -> dict[int, str]:
+    """Each table row's reading under its header, by where its line's text starts."""
+    if "|" not in text:
+        return {}
+    from provrag.text.tables import table_rows
+
+    out = {}
+    for r in table_rows(text):
+        line = text[r.start:r.end]
+        out[r.start + len(line) - len(line.lstrip())] = r.reading()
+    return out
 
 
 def _widen(text: str, a0: int, a1: int, sp: list[tuple[int, int]]) -> tuple[int, int]:

@@ -128,7 +128,19 @@ def stands_in_a_cited_unit(reader, sentence: str, per_citation: list) -> bool:
     if words is None or not ids:
         return False
     rows = fetch_units(reader, ids)
-    return any(words in _words(rows[u].text) for u in ids if u in rows and rows[u].text)
+    return any(words in _words(rows[u].text) or _read_row_of(words, rows[u].text)
+               for u in ids if u in rows and rows[u].text)
+
+
+def _read_row_of(words: str, text: str) -> bool:
+    """Whether the words are a table row of the text as ask reads it, under its header ("Role:
+    Operations manager; Name: Helga Marsh; …", text/tables.py): a quote of the row, whose cells a
+    judge would read beside the next row's ("without time zone" against "with time zone")."""
+    if "|" not in text:
+        return False
+    from provrag.text.tables import reading_copy
+
+    return words in _words(reading_copy(text).text)
 
 
 def quotes_across_a_seam(reader, sentence: str, check) -> bool:

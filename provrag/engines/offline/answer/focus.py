@@ -23,6 +23,7 @@ import re
 from provrag.engines.offline.answer.wording import clean
 from provrag.text.questions import is_broad, is_procedural
 from provrag.text.sentences import is_heading, is_section_title, split_sentences
+from provrag.text.tables import rows_of
 from provrag.text.words import query_terms, terms_of
 
 # a sentence that only sends the reader elsewhere ("See Uploaders for the syntax of that field.",
@@ -60,13 +61,15 @@ def steps_after(best: dict, record: dict) -> list[dict]:
     next question ("8.5 How can I debug S4 methods?") is the next entry's title, and steps are
     never asked."""
     text = record.get("text") or ""
+    rows = rows_of(text, record.get("previous") or "")   # a table's row is shown under its header
     out = []
     for a, b in split_sentences(text):
         if a <= best["start"]:
             continue
-        if is_heading(text[a:b]) or text[a:b].rstrip().endswith("?") or len(out) >= MAX_STEPS:
+        row = rows[a].reading() if a in rows and rows[a].end == b else None
+        if (not row and is_heading(text[a:b])) or text[a:b].rstrip().endswith("?") or len(out) >= MAX_STEPS:
             break
-        sentence = clean(text[a:b])
+        sentence = row or clean(text[a:b])
         if len(sentence.split()) >= 3:
             out.append({"record": best["record"], "start": a, "end": b, "sentence": sentence, "score": 0.0,
                         "step": True})

@@ -303,8 +303,8 @@ def continuation(lead: dict, cands: list[dict], records: list[dict], threshold: 
     further_answering's bar cut it. Nothing between them (no heading), not a question (a FAQ's
     next entry), not a pointer elsewhere (focus.points_elsewhere): [] otherwise."""
     end = lead.get("end")
-    if end is None or not 0 <= lead["record"] < len(records):
-        return []
+    if end is None or not 0 <= lead["record"] < len(records) or lead.get("table_row"):
+        return []   # a table's next row is another record, not the rest of this one (text/tables.py)
     text = records[lead["record"]].get("text") or ""
     after = [c for c in cands if c["record"] == lead["record"] and c.get("start", -1) >= end]
     if not after:
@@ -356,7 +356,7 @@ def focus_read(question: str, answering: list[dict], records: list[dict], idf: d
             return [lead] + steps_after(lead, records[lead["record"]])
     out, seen = [lead], {lead["record"]}
     broad = is_broad(question)
-    anchor = anchor_term(idf, lead["sentence"] + " " + (lead.get("antecedent") or ""))
+    anchor = anchor_term(idf, lead.get("table_row") or lead["sentence"] + " " + (lead.get("antecedent") or ""))
     for c in answering[1:]:
         if len(out) >= n:
             break
@@ -373,7 +373,7 @@ def focus_read(question: str, answering: list[dict], records: list[dict], idf: d
             # command-line driven graphing utility …") adds nothing to the answer; a "how do I"
             # answer's commands are kept
             continue
-        if broad or same_subject(anchor, c["sentence"], c.get("antecedent")):
+        if broad or same_subject(anchor, c.get("table_row") or c["sentence"], c.get("antecedent")):
             out.append(c)
             seen.add(c["record"])
     return out

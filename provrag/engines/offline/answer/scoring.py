@@ -31,6 +31,7 @@ from functools import lru_cache
 from provrag.engines.offline.answer.wording import clean
 from provrag.text.questions import answer_type
 from provrag.text.sentences import FURNITURE, TERMINAL, is_heading, paragraph_spans, split_sentences
+from provrag.text.tables import rows_of
 from provrag.text.words import terms_of
 
 # a sentence opening with a pronoun or demonstrative refers to the sentence before it; an
@@ -240,19 +241,21 @@ def parsed_record(text: str, previous: str, continuation: str) -> tuple:
     paragraph splits, each record's first sentence found again in its previous unit's text.
     Tuples, so no caller can change what the next one reads."""
     spans = split_sentences(text)
-    rows = [(s, e, tuple(terms_of(text[s:e]))) for s, e in spans]
-    lead = _lead(text, spans, previous)
+    # a pipe table's row is read under its header (text/tables.py); nothing runs into or out of it
+    table = {s: (r.reading(), " ".join(r.cells)) for s, r in rows_of(text, previous).items() if (s, r.end) in set(spans)}
+    rows = [(s, e, tuple(terms_of(table[s][0] if s in table else text[s:e]))) for s, e in spans]
+    lead = None if spans and spans[0][0] in table else _lead(text, spans, previous)
     if lead:  # the record opens inside a sentence begun in the previous unit: score it whole
         s0, e0, _ = rows[0]
         rows[0] = (s0, e0, tuple(terms_of(lead + text[s0:e0])))
-    tail = _completion(text, spans, continuation)
+    tail = None if spans and spans[-1][0] in table else _completion(text, spans, continuation)
     if tail:  # the record's last sentence runs on into the next unit: score it whole
         s0, e0, _ = rows[-1]
         full = (lead if lead and len(spans) == 1 else "") + text[s0:e0] + " " + tail
         rows[-1] = (s0, e0, tuple(terms_of(full)))
     paragraphs = tuple((a, b, tuple(terms_of(raw)), " ".join(raw.split()))
                        for a, b, raw in _paragraph_cuts(text, previous, continuation))
-    return tuple(rows), lead, tail, paragraphs
+    return tuple(rows), lead, tail, paragraphs, tuple(table.items())
 
 
 def _paragraph_cuts(text: str, previous: str, continuation: str) -> list[tuple[int, int, str]]:
@@ -278,10 +281,12 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
     records: {"text", "citation"?, "score"? (prior relevance), ...}; returns dicts with
     record (index), start, end, sentence (cleaned), score.
     """
-    split, tails, leads, paragraphs = [], {}, {}, []
+    split, tails, leads, paragraphs, readings = [], {}, {}, [], []
     for ri, r in enumerate(records):
-        rows, lead, tail, paras = parsed_record(r.get("text") or "", r.get("previous") or "", r.get("continuation") or "")
+        rows, lead, tail, paras, table = parsed_record(r.get("text") or "", r.get("previous") or "",
+                                                       r.get("continuation") or "")
         split.append(rows)
+        readings.append(dict(table))
         paragraphs.append(paras)
         if lead:
             leads[ri] = lead
@@ -301,7 +306,8 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
         for si, (s, e, terms) in enumerate(rec):
             para = next((p for p in paragraphs[ri] if p[0] <= s < p[1]), None)
             head = leads.get(ri, "") if si == 0 else ""
-            sent = clean(head + text[s:e])
+            row, cells = readings[ri].get(s) or (None, None)   # a table row, read under its header: its own paragraph
+            sent = row or clean(head + text[s:e])
             cont = si == len(rec) - 1 and ri in tails
             if cont:
                 sent = clean(head + text[s:e] + " " + tails[ri])
@@ -311,13 +317,15 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
             sc = scorer.score(terms, para[2] if para else set(), sent, ante)
             if si == 0 and not head and sent[:1].islower():
                 sc *= FRAGMENT_FACTOR  # opens mid-sentence and nothing before it is known
-            if not head and not cont and is_heading(text[s:e]):
+            if not head and not cont and not row and is_heading(text[s:e]):
                 sc *= HEADING_FACTOR
             sc += prior_weight * prior
             item = {"record": ri, "sentence_index": si, "start": s, "end": e, "sentence": sent,
                     "score": round(sc, 6), "coverage": round(scorer.coverage(set(terms)), 4),
                     "type_factor": scorer.type_factor(terms, sent),
-                    "paragraph": para[3] if para else sent}
+                    "paragraph": para[3] if para and not row else sent}
+            if row:   # its subject is in its cells: every row of the table holds the header's words
+                item["table_row"] = cells
             if ante is not None:  # shown before it in an answer: "This was …" needs what "this" is
                 prev_s, prev_e = rec[si - 1][0], rec[si - 1][1]
                 item["antecedent"] = clean((leads.get(ri, "") if si == 1 else "") + text[prev_s:prev_e])
