@@ -12,9 +12,15 @@ import re
 from provrag.text.tables import rows_apart
 
 # A boundary is . ! ? (plus closing quotes or brackets) followed by whitespace and a capital,
-# digit or opening quote, except after a one-letter initial or a common abbreviation; blank
-# lines always end a sentence.
-_BOUNDARY = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])|\n\s*\n")
+# digit or opening quote, or by a line that opens a list item ("- ", "• ", "2) "), except after a
+# one-letter initial or a common abbreviation (where only an item's line opens a sentence: R-FAQ's
+# "… from R.\n• “The R Language Definition” …"); blank lines always end a sentence. Without the list
+# rule a finished sentence ran on into the next item: PostgreSQL's "The default value is 100
+# arguments." into "- max_identifier_length (integer) - Reports the maximum identifier length."
+_ITEM = r"(?:[-*•▪◦‣]|\d{1,3}[.)])[ \t]"   # what opens a list item's line
+_BOUNDARY = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])"
+                       rf"|(?<=[.!?…])[\"'”’)\]]*[ \t]*\n[ \t]*(?={_ITEM})|\n\s*\n")
+_ITEM_LINE = re.compile(rf"[ \t]*{_ITEM}")
 ABBREV = re.compile(r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|Mt|Ft|Gen|Col|Lt|Sgt|Capt|Rev|Hon|No|Nos|Vol|vs|etc|"
                      r"e\.g|i\.e|cf|al|approx|ca|c|Inc|Ltd|Co|Corp|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|"
                      r"U\.S|U\.K|a\.m|p\.m|Fig|Eq|Sec|Ch|pp?)\.)$")
@@ -60,6 +66,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     for m in _BOUNDARY.finditer(masked):
         end = m.start()
         gap = masked[m.start():m.end()]
+        opens_item = "\n" in gap and bool(_ITEM_LINE.match(masked, m.start() + gap.rfind("\n") + 1))
         if "\n" in gap and "." not in gap and not any(c in ".!?…:" for c in masked[max(start, end - 1):end]):
             nxt = masked[m.end():m.end() + 1]
             prev = masked[max(start, end - 1):end]
@@ -68,8 +75,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         if masked[m.start():m.end()] != text[m.start():m.end()]:  # a page break
             if not page_break_ends(masked[start:end]):
                 continue
-        elif ABBREV.search(masked[max(start, end - 12):end]) and "\n\n" not in gap:
-            continue
+        elif ABBREV.search(masked[max(start, end - 12):end]) and "\n\n" not in gap and not opens_item:
+            continue  # an abbreviation ends no sentence, but an item on the next line opens one ("… from R.\n• …")
         spans.append((start, end))
         start = m.end()
     spans.append((start, len(masked)))
