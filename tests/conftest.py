@@ -306,6 +306,36 @@ def bash_gnuplot_index(tmp_path_factory) -> Path:
     return out
 
 
+# Five pages of PostgreSQL 15's HTML documentation: settings as definition lists, types as tables
+POSTGRES_PACKAGES = ["postgresql-doc-15=15.20-0+deb12u1"]
+POSTGRES_PAGES = {"runtime-config-resource.html": "3c90cd8eb4bae5234f1e0506401162ef87dede7bab54c1320e1db476046c29ea",
+                  "runtime-config-connection.html": "97578da824175e05ceb7849079df64438488205d97d845825c34bc2bd09ad079",
+                  "runtime-config-wal.html": "99d4d950bc0ce5d824d7202c36da5a46d914be1520422e32126d59b15cc98782",
+                  "datatype-numeric.html": "f99eb292b204c600076666669fbcac7fcafdda29f6a7a4f7d25ad15748f34484",
+                  "datatype-datetime.html": "00535f58839a780d04492feb83258fb09fffc9d40bd66368eaeebf3aa4fd31d4"}
+
+
+@pytest.fixture(scope="session")
+def postgres_pages(tmp_path_factory) -> Path:
+    """POSTGRES_PAGES from their pinned Debian package (PROVRAG_POSTGRES_DOCS: a folder that
+    already holds them, e.g. its /usr/share/doc/postgresql-doc-15/html)."""
+    import os
+
+    return pinned_debian_files(tmp_path_factory, POSTGRES_PACKAGES, POSTGRES_PAGES,
+                               os.environ.get("PROVRAG_POSTGRES_DOCS"), "postgres-pages")
+
+
+@pytest.fixture(scope="session")
+def postgres_index(tmp_path_factory, postgres_pages) -> Path:
+    """An offline index of POSTGRES_PAGES."""
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+
+    out = tmp_path_factory.mktemp("postgres-index") / "idx"
+    run_index(postgres_pages, out, load_config())
+    return out
+
+
 @pytest.fixture(scope="session")
 def four_manuals_index(tmp_path_factory, texlive_package) -> Path:
     """An offline index of the four pinned TeX Live manuals (booktabs, microtype, listings, polyglossia)."""

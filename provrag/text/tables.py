@@ -128,13 +128,19 @@ def table_rows(text: str) -> list[TableRow]:
     return out
 
 
+def with_previous(previous: str, text: str) -> tuple[str, int]:
+    """The document's text around a unit and where the unit begins in it: `previous` is the text
+    before the unit (its antecedent, query/retrieve.antecedents: the previous unit's text up to
+    where this one starts, a line break when they do not touch), so the two are contiguous."""
+    return previous + text, len(previous)
+
+
 def rows_of(text: str, previous: str = "") -> dict[int, TableRow]:
     """The table rows of `text` by their start offset in it; a table that began in the previous
     unit (`previous`, the text before it) lends its rows that unit's header."""
     if "|" not in text:
         return {}
-    joined = previous + "\n" + text if previous else text
-    shift = len(joined) - len(text)
+    joined, shift = with_previous(previous, text)
     return {r.start - shift: TableRow(r.start - shift, r.end - shift, r.header, r.cells)
             for r in table_rows(joined) if r.start >= shift}
 

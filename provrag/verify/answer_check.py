@@ -128,8 +128,17 @@ def stands_in_a_cited_unit(reader, sentence: str, per_citation: list) -> bool:
     if words is None or not ids:
         return False
     rows = fetch_units(reader, ids)
-    return any(words in _words(rows[u].text) or _read_row_of(words, rows[u].text)
+    return any(words in _words(rows[u].text) or _read_row_of(words, rows[u].text) or _under_its_term(sentence, rows[u].text)
                for u in ids if u in rows and rows[u].text)
+
+
+def _under_its_term(sentence: str, text: str) -> bool:
+    """Whether the sentence is a definition's sentence shown under its term ("work_mem (integer):
+    The default value is four megabytes (4MB).", text/definitions.py), both standing in the text:
+    the term on its own list line, the sentence word for word."""
+    term, sep, rest = sentence.partition(": ")
+    words = _quote_words(rest) if sep else None
+    return words is not None and f"- {term}\n" in text and words in _words(text)
 
 
 def _read_row_of(words: str, text: str) -> bool:

@@ -47,6 +47,6 @@ def test_what_a_caller_does_to_its_ranking_does_not_reach_the_next(small_corpus)
     for r in first:
         r["sentence"], r["score"] = "changed", -1.0
     assert rank_sentences(QUESTIONS[0], records) == kept
-    rows, _, _, paragraphs, _ = parsed_record(records[1]["text"], records[1]["previous"] or "", records[1]["continuation"] or "")
+    rows, _, _, paragraphs, _, _ = parsed_record(records[1]["text"], records[1]["previous"] or "", records[1]["continuation"] or "")
     assert isinstance(rows, tuple) and all(isinstance(t, tuple) for _, _, t in rows)
     assert isinstance(paragraphs, tuple) and all(isinstance(p[2], tuple) for p in paragraphs)

@@ -24,16 +24,24 @@ def compose(picked: list[dict], records: list[dict]) -> str:
 
 def answer_texts(picked: list[dict], records: list[dict]) -> list[tuple[str, str]]:
     """(text, citation) per picked sentence; a sentence that continues the one before it
-    ("This was …", "They also …") is shown with it, unless that one is in the answer already."""
-    shown = {normalised(p["sentence"]) for p in picked}
+    ("This was …", "They also …") is shown with it, unless that one is in the answer already; a
+    sentence of a definition under its term (text/definitions.py), the first of its entry's only."""
+    shown = {normalised(x) for p in picked for x in (p["sentence"], p.get("plain", ""))} - {""}
+    terms_shown: set[str] = set()
     out = []
     for p in picked:
         cite = p.get("citation") or records[p["record"]].get("citation", "")
-        text = p["sentence"]
+        entry = p.get("entry")
+        text = p.get("plain", p["sentence"]) if entry else p["sentence"]
         ante = p.get("antecedent")
         if ante and len(ante.split()) >= 4 and normalised(ante) not in shown:
             text = f"{closed(ante)} {text}"
             shown.add(normalised(ante))
+        if entry:
+            # the definition's first sentence, or one shown after it, names the term already
+            if entry not in terms_shown and p["sentence"] != p.get("plain") and entry not in text:
+                text = f"{entry}: {text}"
+            terms_shown.add(entry)
         out.append((text, cite))
     return out
 

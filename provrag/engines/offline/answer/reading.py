@@ -373,6 +373,8 @@ def focus_read(question: str, answering: list[dict], records: list[dict], idf: d
             # command-line driven graphing utility …") adds nothing to the answer; a "how do I"
             # answer's commands are kept
             continue
+        if not broad and lead.get("entry") and c.get("entry") not in (None, lead["entry"]):
+            continue   # another setting's definition is another subject (text/definitions.py)
         if broad or same_subject(anchor, c.get("table_row") or c["sentence"], c.get("antecedent")):
             out.append(c)
             seen.add(c["record"])

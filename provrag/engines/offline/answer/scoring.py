@@ -30,6 +30,7 @@ from functools import lru_cache
 
 from provrag.engines.offline.answer.wording import clean
 from provrag.text.questions import answer_type
+from provrag.text.definitions import entries_of, term_at
 from provrag.text.sentences import FURNITURE, TERMINAL, is_heading, paragraph_spans, split_sentences
 from provrag.text.tables import rows_of
 from provrag.text.words import terms_of
@@ -63,6 +64,7 @@ _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 HEADING_FACTOR = 0.5   # score kept by a heading or title line (it names a topic, it states nothing)
 TYPE_MISS_FACTOR = 0.7  # score kept by a sentence without a number or date when the question asks for one
 QUANTITY_KINDS = ("number", "measure", "date")
+OTHER_ENTRY_FACTOR = 0.7  # score kept by a sentence of another definition than the one the question names
 FRAGMENT_FACTOR = 0.7  # score kept by a sentence that opens mid-sentence at a unit's start and cannot be completed
 
 
@@ -243,7 +245,14 @@ def parsed_record(text: str, previous: str, continuation: str) -> tuple:
     spans = split_sentences(text)
     # a pipe table's row is read under its header (text/tables.py); nothing runs into or out of it
     table = {s: (r.reading(), " ".join(r.cells)) for s, r in rows_of(text, previous).items() if (s, r.end) in set(spans)}
-    rows = [(s, e, tuple(terms_of(table[s][0] if s in table else text[s:e]))) for s, e in spans]
+    # a sentence of a definition is about its entry's term, though only the first stands next to it
+    # (text/definitions.py): it is scored with the term's words
+    entries = entries_of(text, previous)
+    terms_by_entry = {s: found for s, e in spans if (found := term_at(entries, s, e))}
+    rows = [(s, e, tuple(terms_of(table[s][0] if s in table else
+                                  (terms_by_entry[s][0] + " " if s in terms_by_entry and not terms_by_entry[s][1]
+                                   else "") + text[s:e])))
+            for s, e in spans]
     lead = None if spans and spans[0][0] in table else _lead(text, spans, previous)
     if lead:  # the record opens inside a sentence begun in the previous unit: score it whole
         s0, e0, _ = rows[0]
@@ -255,7 +264,7 @@ def parsed_record(text: str, previous: str, continuation: str) -> tuple:
         rows[-1] = (s0, e0, tuple(terms_of(full)))
     paragraphs = tuple((a, b, tuple(terms_of(raw)), " ".join(raw.split()))
                        for a, b, raw in _paragraph_cuts(text, previous, continuation))
-    return tuple(rows), lead, tail, paragraphs, tuple(table.items())
+    return tuple(rows), lead, tail, paragraphs, tuple(table.items()), tuple(terms_by_entry.items())
 
 
 def _paragraph_cuts(text: str, previous: str, continuation: str) -> list[tuple[int, int, str]]:
@@ -281,12 +290,13 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
     records: {"text", "citation"?, "score"? (prior relevance), ...}; returns dicts with
     record (index), start, end, sentence (cleaned), score.
     """
-    split, tails, leads, paragraphs, readings = [], {}, {}, [], []
+    split, tails, leads, paragraphs, readings, entries = [], {}, {}, [], [], []
     for ri, r in enumerate(records):
-        rows, lead, tail, paras, table = parsed_record(r.get("text") or "", r.get("previous") or "",
-                                                       r.get("continuation") or "")
+        rows, lead, tail, paras, table, entry_terms = parsed_record(r.get("text") or "", r.get("previous") or "",
+                                                                    r.get("continuation") or "")
         split.append(rows)
         readings.append(dict(table))
+        entries.append(dict(entry_terms))
         paragraphs.append(paras)
         if lead:
             leads[ri] = lead
@@ -297,6 +307,9 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
     split = [[(s, e, _unify(list(t), qset, soft)) for s, e, t in rec] for rec in split]
     paragraphs = [[(a, b, set(_unify(list(t), qset, soft)), words) for a, b, t, words in paras] for paras in paragraphs]
     scorer = Scorer(question, idf, corpus=[t for rec in split for _, _, t in rec], qterms=qterms)
+    # the definitions the question names by their term ("… of work_mem?"): another entry's sentence
+    # answers for another subject, however many of the question's words it holds
+    named_entries = {t for rec in entries for t, _ in rec.values() if set(terms_of(t.split()[0])) <= qset}
     priors = [float(r.get("score") or 0.0) for r in records]
     top = max(priors, default=0.0)
     out = []
@@ -319,6 +332,8 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
                 sc *= FRAGMENT_FACTOR  # opens mid-sentence and nothing before it is known
             if not head and not cont and not row and is_heading(text[s:e]):
                 sc *= HEADING_FACTOR
+            if named_entries and s in entries[ri] and entries[ri][s][0] not in named_entries:
+                sc *= OTHER_ENTRY_FACTOR
             sc += prior_weight * prior
             item = {"record": ri, "sentence_index": si, "start": s, "end": e, "sentence": sent,
                     "score": round(sc, 6), "coverage": round(scorer.coverage(set(terms)), 4),
@@ -326,6 +341,11 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
                     "paragraph": para[3] if para and not row else sent}
             if row:   # its subject is in its cells: every row of the table holds the header's words
                 item["table_row"] = cells
+            if s in entries[ri]:   # read and shown under the term whose definition it is part of
+                term, names_it = entries[ri][s]
+                item["entry"], item["plain"] = term, sent
+                if not names_it:   # the definition's first sentence opens with the term's line
+                    item["sentence"] = f"{term}: {sent}"
             if ante is not None:  # shown before it in an answer: "This was …" needs what "this" is
                 prev_s, prev_e = rec[si - 1][0], rec[si - 1][1]
                 item["antecedent"] = clean((leads.get(ri, "") if si == 1 else "") + text[prev_s:prev_e])

@@ -1,0 +1,74 @@
+"""A definition list's sentences are read under their term (text/definitions.py), over five
+pages of PostgreSQL 15's HTML documentation from its pinned Debian package. Before, every
+sentence of a setting's definition but the first stood without the setting's name:
+- "What is the default value of work_mem?" was answered "The default value is 2.0, which makes
+  hash-based operations use twice the usual work_mem base amount." at 0.996 — hash_mem_multiplier's
+  default, a sentence that names work_mem; work_mem's own "The default value is four megabytes
+  (4MB)." names nothing but "default value";
+- "What is the default value of max_connections?" with superuser_reserved_connections' default.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from provrag.config import load_config
+from provrag.index.parse import parse_file
+from provrag.pipelines.ask import run_ask
+
+
+def ask(index, question: str) -> dict:
+    res = run_ask(question, index, load_config(), save=False).to_json()
+    res["plain"] = re.sub(r"\s*\[Data: [^\]]*\]", "", res["answer"])
+    return res
+
+
+@pytest.fixture(scope="module")
+def resource_page(postgres_pages) -> str:
+    out = parse_file(str(postgres_pages / "runtime-config-resource.html"), "html",
+                     {"max_file_mb": 50, "max_line_chars": 100_000, "pdf_backend": "pdfium", "ocr": False})
+    assert out["status"] == "ok", out["error"]
+    return out["text"]
+
+
+def test_each_setting_s_definition_is_an_entry_under_its_term(resource_page):
+    from provrag.text.definitions import definition_entries, entries_of, term_at
+
+    entries = {term: (a, b) for _, a, b, term in definition_entries(resource_page)}
+    assert {"work_mem (integer)", "shared_buffers (integer)", "hash_mem_multiplier (floating point)"} <= set(entries)
+    a, b = entries["work_mem (integer)"]
+    assert "The default value is four megabytes (4MB)." in resource_page[a:b]
+    assert "hash_mem_multiplier" not in resource_page[a:b].split("The default value is four")[1][:40]
+    # a unit that opens inside the definition keeps the term of the unit before it
+    at = resource_page.index("The default value is four megabytes (4MB).")
+    previous, text = resource_page[:at], resource_page[at:]
+    found = term_at(entries_of(text, previous), 0, len("The default value is four megabytes (4MB)."))
+    assert found == ("work_mem (integer)", False)
+
+
+@pytest.mark.parametrize("question, lead, wrong", [
+    ("What is the default value of work_mem?", "work_mem (integer): The default value is four megabytes (4MB).",
+     "2.0"),
+    ("What is the default value of max_connections?", "max_connections (integer): The default is typically 100 connections",
+     "three connections"),
+])
+def test_a_setting_s_default_is_answered_from_its_own_definition(postgres_index, question, lead, wrong):
+    res = ask(postgres_index, question)
+    assert not res["abstained"], res
+    assert res["plain"].startswith(lead), res["answer"]
+    assert wrong not in res["plain"], res["answer"]
+    assert res["sources"][0]["path"] == "runtime-config-resource.html" or "connection" in res["sources"][0]["path"]
+
+
+def test_the_answer_check_keeps_a_sentence_shown_under_its_term(postgres_index):
+    res = ask(postgres_index, "What is the default value of superuser_reserved_connections?")
+    assert res["plain"].startswith("superuser_reserved_connections (integer): The default value is three connections."), res
+    assert res["removed_sentences"] == []
+
+
+def test_a_type_table_row_answers_for_its_type(postgres_index):
+    res = ask(postgres_index, "What is the range of a smallint?")
+    assert res["plain"].startswith("Name: smallint; Storage Size: 2 bytes; Description: small-range integer; "
+                                   "Range: -32768 to +32767."), res["answer"]
+    assert "2147483647" not in res["plain"]
