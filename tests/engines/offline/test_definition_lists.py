@@ -72,3 +72,15 @@ def test_a_type_table_row_answers_for_its_type(postgres_index):
     assert res["plain"].startswith("Name: smallint; Storage Size: 2 bytes; Description: small-range integer; "
                                    "Range: -32768 to +32767."), res["answer"]
     assert "2147483647" not in res["plain"]
+
+
+def test_a_for_more_information_sentence_is_a_pointer_not_an_answer(resource_page):
+    from provrag.engines.offline.answer.focus import points_elsewhere
+    from provrag.text.sentences import split_sentences
+
+    said = [" ".join(resource_page[a:b].split()) for a, b in split_sentences(resource_page)]
+    pointers = [s for s in said if s.startswith("For more")]
+    # "For more information on parallel query, see Chapter 15.", "For more details about using huge pages …"
+    assert len(pointers) >= 3 and all(points_elsewhere(s) for s in pointers), pointers
+    # a statement that opens alike is none
+    assert not points_elsewhere("For more than one connection, the server keeps a separate process per session.")

@@ -31,6 +31,9 @@ from provrag.text.words import query_terms, terms_of
 # nothing itself; a parenthesis "(see … for details)" inside a statement does not count
 POINTS_ELSEWHERE = re.compile(
     r"^\s*(?:see|refer to|consult)\b"
+    # "For more information on parallel query, see Chapter 15." (PostgreSQL), "For more details, refer to …"
+    r"|^\s*for (?:(?:more|further|additional|full|complete) )?(?:information|details|discussion)\b[^.]*?"
+    r"\b(?:see|refer to|consult|read)\b"
     r"|\b(?:has|have|gives?|contains?|provides?) (?:more|further|additional) (?:details|information)\b"
     r"|\b(?:is|are) (?:described|explained|documented|discussed|covered) (?:in|on)\b"
     r"|\bcan be found (?:in|on|at)\b", re.I)
