@@ -72,6 +72,21 @@ def tesseract_binary() -> str:
 
 
 @pytest.fixture(scope="session")
+def parsed_text():
+    """parse(path, fmt) → the text provrag indexes of one file (index/parse.parse_file, default
+    options), failing the test when the file does not parse."""
+    from provrag.index.parse import parse_file
+
+    def parse(path: Path, fmt: str) -> str:
+        out = parse_file(str(path), fmt, {"max_file_mb": 50, "max_line_chars": 100_000, "pdf_backend": "pdfium",
+                                          "ocr": False})
+        assert out["status"] == "ok", out["error"]
+        return out["text"]
+
+    return parse
+
+
+@pytest.fixture(scope="session")
 def small_corpus(shared) -> Path:
     """../shared/corpora/small: real documents (three PDFs, a speech, a DOCX, an HTML page, their
     licenses), read-only."""

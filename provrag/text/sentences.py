@@ -80,8 +80,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         spans.append((start, end))
         start = m.end()
     spans.append((start, len(masked)))
-    spans = trim_spans(masked, _split_headings(masked, spans))
-    return rows_apart(masked, spans)
+    return trim_spans(masked, rows_apart(masked, _split_headings(masked, spans)))
 
 
 def trim_spans(text: str, spans) -> list[tuple[int, int]]:

@@ -68,7 +68,7 @@ def spans(text: str) -> list[tuple[int, int]]:
     A fast regex split, not pysbd: it runs over every candidate unit of every cited sentence,
     and a quote needs a readable span, not a linguistically perfect sentence.
     """
-    from provrag.text.sentences import ABBREV, mask_furniture, page_break_ends
+    from provrag.text.sentences import ABBREV, mask_furniture, page_break_ends, trim_spans
     from provrag.text.tables import rows_apart
 
     out: list[tuple[int, int]] = []
@@ -93,7 +93,8 @@ def spans(text: str) -> list[tuple[int, int]]:
                     chunk = words[w: w + _WINDOW]
                     out.append((s0 + chunk[0].start(), s0 + chunk[-1].end()))
         pos = nxt
-    return rows_apart(text, out)   # a table's rows are quoted one by one (text/tables.py)
+    # a table's rows one by one (text/tables.py)
+    return trim_spans(text, rows_apart(text, out)) if "|" in text else out
 
 
 def best_span(query: str, text: str) -> tuple[str, int, int, float]:

@@ -88,7 +88,8 @@ def _kinds(block: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
 def rows_apart(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Sentence spans of `text` with every body row of a pipe table a span of its own, and its
     header and delimiter lines in none: they name the columns, and each row is read under them.
-    A span's text outside the table's lines stays a span (a cell's full stop cuts no row)."""
+    A span's text outside the table's lines stays a span (a cell's full stop cuts no row). In
+    text order, untrimmed: the pieces beside a table keep their line breaks."""
     lines = table_lines(text)
     if not lines:
         return spans
@@ -102,15 +103,7 @@ def rows_apart(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]
                 cut = b
         if cut < e:
             out.append((cut, e))
-    trimmed = []
-    for s, e in sorted(out):
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        if e > s:
-            trimmed.append((s, e))
-    return trimmed
+    return sorted(out)
 
 
 def table_rows(text: str) -> list[TableRow]:

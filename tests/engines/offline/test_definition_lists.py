@@ -14,7 +14,6 @@ import re
 import pytest
 
 from provrag.config import load_config
-from provrag.index.parse import parse_file
 from provrag.pipelines.ask import run_ask
 
 
@@ -25,11 +24,8 @@ def ask(index, question: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def resource_page(postgres_pages) -> str:
-    out = parse_file(str(postgres_pages / "runtime-config-resource.html"), "html",
-                     {"max_file_mb": 50, "max_line_chars": 100_000, "pdf_backend": "pdfium", "ocr": False})
-    assert out["status"] == "ok", out["error"]
-    return out["text"]
+def resource_page(postgres_pages, parsed_text) -> str:
+    return parsed_text(postgres_pages / "runtime-config-resource.html", "html")
 
 
 def test_each_setting_s_definition_is_an_entry_under_its_term(resource_page):
