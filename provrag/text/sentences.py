@@ -80,7 +80,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
             if not page_break_ends(masked[start:end]):
                 continue
         elif ABBREV.search(masked[max(start, end - 12):end]) and "\n\n" not in gap and not opens_item:
-            continue  # an abbreviation ends no sentence, but an item on the next line opens one ("… from R.\n• …")
+            continue  # an abbreviation ends no sentence, but an item on the next line opens one ("… J.\n- port …")
         spans.append((start, end))
         start = m.end()
     spans.append((start, len(masked)))

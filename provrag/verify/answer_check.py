@@ -128,8 +128,8 @@ def stands_in_a_cited_unit(reader, sentence: str, per_citation: list) -> bool:
     if words is None or not ids:
         return False
     rows = fetch_units(reader, ids)
-    return any(words in _words(rows[u].text) or _read_row_of(words, rows[u].text) or _under_its_term(sentence, rows[u].text)
-               for u in ids if u in rows and rows[u].text)
+    return any(words in _words(text) or _read_row_of(words, text) or _under_its_term(sentence, text)
+               for text in (rows[u].text for u in ids if u in rows) if text)
 
 
 def _under_its_term(sentence: str, text: str) -> bool:

@@ -29,8 +29,8 @@ from collections import Counter
 from functools import lru_cache
 
 from provrag.engines.offline.answer.wording import clean
-from provrag.text.questions import answer_type
 from provrag.text.definitions import entries_of, term_at
+from provrag.text.questions import answer_type
 from provrag.text.sentences import FURNITURE, TERMINAL, is_heading, paragraph_spans, split_sentences
 from provrag.text.tables import rows_of
 from provrag.text.words import terms_of
@@ -244,7 +244,8 @@ def parsed_record(text: str, previous: str, continuation: str) -> tuple:
     Tuples, so no caller can change what the next one reads."""
     spans = split_sentences(text)
     # a pipe table's row is read under its header (text/tables.py); nothing runs into or out of it
-    table = {s: (r.reading(), " ".join(r.cells)) for s, r in rows_of(text, previous).items() if (s, r.end) in set(spans)}
+    whole = set(spans)
+    table = {s: (r.reading(), " ".join(r.cells)) for s, r in rows_of(text, previous).items() if (s, r.end) in whole}
     # a sentence of a definition is about its entry's term, though only the first stands next to it
     # (text/definitions.py): it is scored with the term's words
     entries = entries_of(text, previous)
@@ -344,7 +345,7 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
             if s in entries[ri]:   # read and shown under the term whose definition it is part of
                 term, names_it = entries[ri][s]
                 item["entry"], item["plain"] = term, sent
-                if not names_it:   # the definition's first sentence opens with the term's line
+                if not names_it:   # a later sentence of it (the first opens with the term's own line)
                     item["sentence"] = f"{term}: {sent}"
             if ante is not None:  # shown before it in an answer: "This was …" needs what "this" is
                 prev_s, prev_e = rec[si - 1][0], rec[si - 1][1]
