@@ -18,19 +18,12 @@ from __future__ import annotations
 
 import re
 
-from provrag.text.tables import with_previous
+from provrag.text.tables import lines_of, with_previous
 
 # a term's line: a top-level item without closing punctuation, a few words ("- work_mem (integer)")
 _TERM = re.compile(r"^- ([^\n]{1,120}?)[ \t]*$")
 _NESTED = re.compile(r"^[ \t]{2,}- ")
 TERM_WORDS = 12   # a longer item line is a statement in a list, not a term
-
-
-def _lines(text: str):
-    pos = 0
-    for line in text.split("\n"):
-        yield pos, pos + len(line), line
-        pos += len(line) + 1
 
 
 def definition_entries(text: str) -> list[tuple[int, int, int, str]]:
@@ -39,7 +32,7 @@ def definition_entries(text: str) -> list[tuple[int, int, int, str]]:
     (a blank line and an indented line go on with it)."""
     if "\n" not in text or "- " not in text:
         return []
-    lines = list(_lines(text))
+    lines = list(lines_of(text))
     out = []
     i = 0
     while i < len(lines) - 1:

@@ -50,7 +50,8 @@ def cells(line: str) -> tuple[str, ...]:
     return tuple(" ".join(c.replace("\\|", "|").split()) for c in re.split(r"(?<!\\)\|", inner))
 
 
-def _lines(text: str):
+def lines_of(text: str):
+    """(start, end, line) of each line of `text`, offsets into it."""
     pos = 0
     for line in text.split("\n"):
         yield pos, pos + len(line), line
@@ -66,7 +67,7 @@ def table_lines(text: str) -> list[tuple[int, int, str]]:
     if "|" not in text:
         return []
     out, block = [], []
-    for a, b, line in list(_lines(text)) + [(len(text) + 1, len(text) + 1, "")]:
+    for a, b, line in list(lines_of(text)) + [(len(text) + 1, len(text) + 1, "")]:
         if _ROW.match(line):
             block.append((a, b, line))
             continue

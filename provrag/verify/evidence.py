@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from provrag.config import Config
 from provrag.results import ClaimCheck, Evidence, Verdict
 from provrag.store.units import UnitRow, fetch_units
-from provrag.text.tables import reading_copy
+from provrag.text.tables import ReadingCopy, reading_copy
 from provrag.verify.claims import Claim
 from provrag.verify.verdicts import Judge, claim_verdict, rank_evidence
 
@@ -63,7 +63,7 @@ def seam_units(units: dict[str, UnitRow]) -> list[Seam]:
     return out
 
 
-def judged_text(row: UnitRow) -> tuple[str, int]:
+def judged_text(row: UnitRow, copy: ReadingCopy | None = None) -> tuple[str, int]:
     """The text the judge reads for a unit: its pages' running heads on a line above its own
     text (its tables read row by row under their headers, text/tables.reading_copy), and where
     that text starts in it. A reader reads a page under its running head
@@ -72,7 +72,7 @@ def judged_text(row: UnitRow) -> tuple[str, int]:
     Policy's "The single line synopsis of a Debian package should be kept brief…" was no longer
     supported by p. 26, which names "the package" and never "Debian" (tests/verify/
     test_running_heads_judged.py; bench/results/running-heads-2026-11-30.md)."""
-    head, body = row.running_head, reading_copy(row.text).text
+    head, body = row.running_head, (copy or reading_copy(row.text)).text
     return (f"{head}\n{body}", len(head) + 1) if head else (body, 0)
 
 
@@ -82,13 +82,14 @@ def judge_rows(judge: Judge, claim: Claim, rows: dict[str, UnitRow]) -> dict[str
 
     A table is read row by row under its header: read as one run of cells, "Dana Whitlock's phone
     number is 0555 0101" was supported by a contacts table where 0555 0101 is Helga Marsh's."""
-    texts = {key: judged_text(row) for key, row in rows.items()}
+    copies = {key: reading_copy(row.text) for key, row in rows.items()}
+    texts = {key: judged_text(row, copies[key]) for key, row in rows.items()}
     verdicts = judge(claim, {key: text for key, (text, _) in texts.items()})
     out = {}
     for key, v in verdicts.items():
         shift = texts[key][1]
-        if v.span is not None and (shift or "|" in rows[key].text):
-            a, b = reading_copy(rows[key].text).original_span(*(max(0, x - shift) for x in v.span))
+        if v.span is not None and (shift or copies[key].rows):
+            a, b = copies[key].original_span(*(max(0, x - shift) for x in v.span))
             v = replace(v, span=(a, b) if b > a else (0, 0))
         out[key] = v
     return out

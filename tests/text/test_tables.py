@@ -62,3 +62,10 @@ def test_the_judges_copy_maps_each_row_back_to_the_line_it_quotes(manual_text):
     k = copy.text.rindex(tail)
     assert manual_text[slice(*copy.original_span(k, k + len(tail)))] == tail
     assert reading_copy("No table here.").text == "No table here."
+
+
+def test_a_row_is_no_section_title_however_many_words_it_shares(manual_text):
+    from provrag.text.sentences import is_heading, is_section_title
+
+    row = next(manual_text[r.start:r.end] for r in table_rows(manual_text) if "Dana Whitlock" in r.cells)
+    assert is_heading(row) and not is_section_title(row)   # one short unpunctuated line, but a row

@@ -80,3 +80,20 @@ def test_a_for_more_information_sentence_is_a_pointer_not_an_answer(resource_pag
     assert len(pointers) >= 3 and all(points_elsewhere(s) for s in pointers), pointers
     # a statement that opens alike is none
     assert not points_elsewhere("For more than one connection, the server keeps a separate process per session.")
+
+
+def test_the_term_is_shown_once_and_not_where_the_sentence_before_names_it():
+    from provrag.engines.offline.answer.compose import answer_texts
+
+    term = "max_wal_size (integer)"
+    first = f"- {term} - Maximum size to let the WAL grow during automatic checkpoints."
+    picked = [{"record": 0, "entry": term, "plain": "This is a soft limit.", "sentence": f"{term}: This is a soft limit.",
+               "antecedent": first},
+              {"record": 0, "entry": term, "plain": "It is taken as megabytes.",
+               "sentence": f"{term}: It is taken as megabytes."}]
+    texts = [t for t, _ in answer_texts(picked, [{"citation": "[Data: Sources (1)]"}])]
+    assert texts == [f"{first} This is a soft limit.", "It is taken as megabytes."]
+    # without the sentence before it, the first sentence shown carries the term, the next does not
+    picked[0].pop("antecedent")
+    texts = [t for t, _ in answer_texts(picked, [{"citation": "[Data: Sources (1)]"}])]
+    assert texts == [f"{term}: This is a soft limit.", "It is taken as megabytes."]
