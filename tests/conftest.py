@@ -257,11 +257,17 @@ TEXLIVE_PDFS = {"booktabs.pdf": "7052d0760750c97a9fa3ae6e00942768a809f84a05466d3
                 "polyglossia.pdf": "cbe8265b0db057f834d4be1e8c834002c6977defed8b9b878f2cd009e1642f8d"}
 
 
-def pinned_debian_files(tmp_path_factory, packages: list[str], pins: dict[str, str], given: str | None,
+class UnpinnedError(Exception):
+    """The pinned files cannot be had here: a version the archive no longer holds, or other bytes."""
+
+
+def pinned_debian_files(tmp_path_factory, packages: list[str], pins: dict[str, str | None], given: str | None,
                         name: str) -> Path:
     """A folder holding the pinned files (name → sha256), byte-identical to the pinned Debian
     packages' ("package=version"): fetched once with apt-get download and unpacked with dpkg -x,
-    or copied from `given`, a folder that already holds them."""
+    or copied from `given`, a folder that already holds them. A digest of None is not checked (a
+    package taken at whatever version the archive holds). When a download fails, the package
+    lists are refreshed once (as root), as ../shared/corpora/fetch-debian-docs.sh does."""
     import hashlib
     import subprocess
 
@@ -273,9 +279,9 @@ def pinned_debian_files(tmp_path_factory, packages: list[str], pins: dict[str, s
     else:
         work = tmp_path_factory.mktemp(name + "-deb")
         for package in packages:
-            run = subprocess.run(["apt-get", "download", "-qq", package], cwd=work, capture_output=True,
-                                 text=True, timeout=900)
-            assert run.returncode == 0, f"apt-get download {package} failed: {run.stderr.strip()[-300:]}"
+            run = _apt_download(package, work)
+            if run.returncode != 0:
+                raise UnpinnedError(f"apt-get download {package} failed: {run.stderr.strip()[-300:]}")
         for deb in work.glob("*.deb"):
             subprocess.run(["dpkg", "-x", str(deb), str(work / "root")], check=True, timeout=600)
         for f in pins:
@@ -284,8 +290,30 @@ def pinned_debian_files(tmp_path_factory, packages: list[str], pins: dict[str, s
             shutil.copy(found[0], dest / f)
     for f, digest in pins.items():
         got = hashlib.sha256((dest / f).read_bytes()).hexdigest()
-        assert got == digest, f"{f} is not the pinned package's ({got[:12]})"
+        if digest is not None and got != digest:
+            raise UnpinnedError(f"{f} is not the pinned package's ({got[:12]})")
     return dest
+
+
+_LISTS_REFRESHED: list[bool] = []
+
+
+def _apt_download(package: str, work: Path):
+    """apt-get download, after one `apt-get update` per session when the package is not found
+    and we may refresh the lists (root): a fresh machine's lists can predate the pinned version."""
+    import os
+    import subprocess
+
+    def download():
+        return subprocess.run(["apt-get", "download", "-qq", package], cwd=work, capture_output=True,
+                              text=True, timeout=900)
+
+    run = download()
+    if run.returncode != 0 and not _LISTS_REFRESHED and os.geteuid() == 0:
+        _LISTS_REFRESHED.append(True)
+        subprocess.run(["apt-get", "update", "-qq"], capture_output=True, timeout=900)
+        run = download()
+    return run
 
 
 @pytest.fixture(scope="session")
@@ -321,23 +349,48 @@ def bash_gnuplot_index(tmp_path_factory) -> Path:
     return out
 
 
-# Five pages of PostgreSQL 15's HTML documentation: settings as definition lists, types as tables
-POSTGRES_PACKAGES = ["postgresql-doc-15=15.20-0+deb12u1"]
-POSTGRES_PAGES = {"runtime-config-resource.html": "3c90cd8eb4bae5234f1e0506401162ef87dede7bab54c1320e1db476046c29ea",
-                  "runtime-config-connection.html": "97578da824175e05ceb7849079df64438488205d97d845825c34bc2bd09ad079",
-                  "runtime-config-wal.html": "99d4d950bc0ce5d824d7202c36da5a46d914be1520422e32126d59b15cc98782",
-                  "datatype-numeric.html": "f99eb292b204c600076666669fbcac7fcafdda29f6a7a4f7d25ad15748f34484",
-                  "datatype-datetime.html": "00535f58839a780d04492feb83258fb09fffc9d40bd66368eaeebf3aa4fd31d4"}
+# Five pages of PostgreSQL 15's HTML documentation: settings as definition lists, types as tables.
+# postgresql-doc-15 has point releases within Debian 12, and the archive holds only the newest, so
+# the pages are pinned for each version seen (their footers name it); when the archive has moved
+# past them all, the version it holds is taken unchecked: the tests read settings and types that
+# point releases do not change.
+POSTGRES_PACKAGE = "postgresql-doc-15"
+POSTGRES_PAGES = {
+    "15.20-0+deb12u1": {
+        "runtime-config-resource.html": "3c90cd8eb4bae5234f1e0506401162ef87dede7bab54c1320e1db476046c29ea",
+        "runtime-config-connection.html": "97578da824175e05ceb7849079df64438488205d97d845825c34bc2bd09ad079",
+        "runtime-config-wal.html": "99d4d950bc0ce5d824d7202c36da5a46d914be1520422e32126d59b15cc98782",
+        "datatype-numeric.html": "f99eb292b204c600076666669fbcac7fcafdda29f6a7a4f7d25ad15748f34484",
+        "datatype-datetime.html": "00535f58839a780d04492feb83258fb09fffc9d40bd66368eaeebf3aa4fd31d4"},
+    "15.18-0+deb12u1": {
+        "runtime-config-resource.html": "40f30a9e3b7e0465a19db3bd2a44cad1eb4c68d4cb3284bc23c4ff19b383d475",
+        "runtime-config-connection.html": "090622518e3244444bb7b786f2356f466bb53b5732bc4bee8d1932417f8b8268",
+        "runtime-config-wal.html": "ceaeee6b02c6cdb36f0690fc5228d4310ab8c3c6565a88591097cfc304d77abc",
+        "datatype-numeric.html": "506e487c1dc2960105ffb6d2beaa7dce68b34c6e179b3b5d002dd830633f21a0",
+        "datatype-datetime.html": "d37b563ef283f199ada163dc837c6a5a4294f1915330763fcd9ec45890f5777e"},
+}
 
 
 @pytest.fixture(scope="session")
 def postgres_pages(tmp_path_factory) -> Path:
-    """POSTGRES_PAGES from their pinned Debian package (PROVRAG_POSTGRES_DOCS: a folder that
-    already holds them, e.g. its /usr/share/doc/postgresql-doc-15/html)."""
+    """POSTGRES_PAGES from a pinned version of their Debian package, else the archive's own
+    (PROVRAG_POSTGRES_DOCS: a folder that already holds them, e.g. its
+    /usr/share/doc/postgresql-doc-15/html)."""
     import os
 
-    return pinned_debian_files(tmp_path_factory, POSTGRES_PACKAGES, POSTGRES_PAGES,
-                               os.environ.get("PROVRAG_POSTGRES_DOCS"), "postgres-pages")
+    given = os.environ.get("PROVRAG_POSTGRES_DOCS")
+    tried = []
+    for version, pins in POSTGRES_PAGES.items():
+        try:
+            return pinned_debian_files(tmp_path_factory, [f"{POSTGRES_PACKAGE}={version}"], pins, given,
+                                       "postgres-pages")
+        except UnpinnedError as e:
+            tried.append(str(e))
+    pages = dict.fromkeys(next(iter(POSTGRES_PAGES.values())))
+    try:
+        return pinned_debian_files(tmp_path_factory, [POSTGRES_PACKAGE], pages, given, "postgres-pages")
+    except UnpinnedError as e:
+        raise AssertionError("; ".join(tried + [str(e)])) from None
 
 
 @pytest.fixture(scope="session")
