@@ -19,6 +19,19 @@ in their paragraphs do: bench/asked_rule.py):
   cost     "How much faster / longer / more memory …", "How long does … take", "By how much …":
            a quantity, one the question does not already say.
 
+One kind is preferred rather than required:
+
+  default  "What is the default value of work_mem?", "… X's default …": a sentence that states a
+           default says so (default, defaults, initially). Over reference pages every entry
+           says its default, in a sentence that shares little with the question but that word,
+           so word overlap leads with the entry's opening sentence, which names the setting
+           most often ("jit_expressions (boolean): Determines whether expressions are JIT
+           compiled …") over its "The default is on." Of the answering sentences, one that says
+           a default and names all the question names leads
+           (answer/near_miss.preferring_asked_fact); when none does, the order stays: a
+           default is often given in code ("\\heavyrulewidth=.08em") with no such word, and a
+           preference must not turn an answer into an abstention.
+
 A rule over wording, by hand: the classes are few and closed, a sentence either has the form or
 not, and the learned heads were measured not to see it (the answer head reads "The maximum
 modulo value is now 255." and "The lines … are wider since the default basewidth …" alike, ~0.2).
@@ -69,7 +82,13 @@ _NUMBER_WORDS = re.compile(
     r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred"
     r"|thousand|million|billion|once|twice|double|doubles|doubled|triple|half|quarter|dozen|percent|several)\b", re.I)
 
+# a question asks for a default: "the default (value) of X", "X's default Y", "defaults to what"
+# ("by default" qualifies another fact: "how much is it trimmed by default" asks for the trim)
+_DEFAULT_Q = re.compile(r"(?<!\bby )\bdefaults?\b")
+_DEFAULT = re.compile(r"\bdefault(s|ed)?\b|\binitial(ly)?\b", re.I)
+
 KINDS = ("limit", "version", "cost")
+PREFERRED_KINDS = ("default",)
 
 
 def asked_facts(question: str) -> tuple[str, ...]:
@@ -78,6 +97,12 @@ def asked_facts(question: str) -> tuple[str, ...]:
     limit = bool(_BOUND_Q.search(q) or (_SUPERLATIVE_Q.search(q) and _QUANTITY_Q.search(q)))
     return tuple(k for k, asked in (("limit", limit), ("version", bool(_VERSION_Q.search(q))),
                                     ("cost", bool(_COST_Q.search(q)))) if asked)
+
+
+def preferred_facts(question: str) -> tuple[str, ...]:
+    """The kinds of fact (PREFERRED_KINDS) the question asks for that only order the candidates."""
+    q = " ".join((question or "").lower().split())
+    return ("default",) if _DEFAULT_Q.search(q) else ()
 
 
 def _says_new(pattern: re.Pattern, sentence: str, question: str) -> bool:
@@ -90,6 +115,8 @@ def states(kind: str, sentence: str, question: str) -> bool:
     """Whether the sentence has the form of the fact of this kind (see the module docstring)."""
     if kind == "limit":   # a superlative the question asks with is among _BOUND's words
         return bool(_BOUND.search(sentence))
+    if kind == "default":
+        return bool(_DEFAULT.search(sentence))
     if kind == "version":
         return _says_new(_NUMBER, sentence, question)
     if kind == "cost":

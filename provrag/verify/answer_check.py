@@ -128,17 +128,31 @@ def stands_in_a_cited_unit(reader, sentence: str, per_citation: list) -> bool:
     if words is None or not ids:
         return False
     rows = fetch_units(reader, ids)
-    return any(words in _words(text) or _read_row_of(words, text) or _under_its_term(sentence, text)
-               for text in (rows[u].text for u in ids if u in rows) if text)
+    texts = {u: rows[u].text for u in ids if u in rows and rows[u].text}
+    if any(words in _words(text) or _read_row_of(words, text) or _under_its_term(sentence, text)
+           for text in texts.values()):
+        return True
+    if ": " not in sentence:
+        return False
+    # a definition that began in the unit before keeps that unit's term (ask reads it so too)
+    from provrag.query.retrieve import antecedents
+
+    before = antecedents(reader, list(texts))
+    return any(_under_its_term(sentence, text, (before.get(u) or {}).get("text") or "") for u, text in texts.items())
 
 
-def _under_its_term(sentence: str, text: str) -> bool:
+def _under_its_term(sentence: str, text: str, previous: str = "") -> bool:
     """Whether the sentence is a definition's sentence shown under its term ("work_mem (integer):
     The default value is four megabytes (4MB).", text/definitions.py), both standing in the text:
-    the term on its own list line, the sentence word for word."""
+    the sentence word for word inside the definition of that term, whose line is in the text or,
+    for a definition the unit opens inside, in the text before it (`previous`)."""
+    from provrag.text.definitions import entries_of
+
     term, sep, rest = sentence.partition(": ")
     words = _quote_words(rest) if sep else None
-    return words is not None and f"- {term}\n" in text and words in _words(text)
+    if words is None or f"- {term}\n" not in previous[-2000:] + "\n" + text:
+        return False
+    return any(t == term and words in _words(text[max(a, 0):b]) for _, a, b, t in entries_of(text, previous))
 
 
 def _read_row_of(words: str, text: str) -> bool:

@@ -1,11 +1,11 @@
-"""The asked fact's form (text/asked.py): which questions ask for a limit, a version or a cost,
-and which sentences state one. The questions are the dev sets' wordings (eval/texlive, SQuAD-as-PDF);
+"""The asked fact's form (text/asked.py): which questions ask for a limit, a version or a cost
+(required) or a default (preferred), and which sentences state one. The questions are the dev sets' wordings (eval/texlive, SQuAD-as-PDF);
 the sentences are the manuals' own (TeX Live's lineno, listings, microtype, polyglossia)."""
 from __future__ import annotations
 
 import pytest
 
-from provrag.text.asked import asked_facts, states, states_all
+from provrag.text.asked import asked_facts, preferred_facts, states, states_all
 
 
 @pytest.mark.parametrize("question,kinds", [
@@ -53,3 +53,27 @@ def test_a_version_or_a_cost_needs_a_number_the_question_does_not_say():
     assert not states("cost", "Inserting a 500-page PDF takes a while, since every page is read.", cost)
     assert states("cost", "Each page takes about two seconds.", cost)
     assert states_all((), "Anything at all.", "What is R?")
+
+
+@pytest.mark.parametrize("question,kinds", [
+    ("What is the default value of work_mem?", ("default",)),
+    ("What is microtype's default stretch limit for font expansion?", ("default",)),
+    ("What are subcaption's default label format and label separator for sub-captions?", ("default",)),
+    ("What does wal_level default to?", ("default",)),
+    ("What is the largest modulo value lineno's \\modulolinenumbers accepts?", ()),
+    ("What is R?", ()),
+])
+def test_which_questions_ask_for_a_default(question, kinds):
+    assert preferred_facts(question) == kinds
+    assert "default" not in asked_facts(question)   # preferred, never required
+
+
+def test_a_default_is_stated_by_saying_so():
+    q = "What is the default value of jit_expressions?"
+    # PostgreSQL's own sentences: the entry's default, and its opening sentence, which names the
+    # setting more often but states no default
+    assert states("default", "jit_expressions (boolean): The default is on.", q)
+    assert states("default", "If this parameter is off (the default), then ssl_passphrase_command will be ignored.", q)
+    assert states("default", "Initially, the search path holds the public schema.", q)
+    assert not states("default", "jit_expressions (boolean): Determines whether expressions are JIT compiled, "
+                                 "when JIT compilation is activated (see Section 32.2).", q)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from provrag.text.asked import asked_facts, states_all
+from provrag.text.asked import asked_facts, preferred_facts, states_all
 from provrag.text.words import terms_of
 
 
@@ -79,6 +79,73 @@ def stating_asked_fact(question: str, cands: list[dict], records: list[dict],
         return named[ri] or rarest in set(terms_of(c["sentence"] + " " + (c.get("antecedent") or "")))
 
     return [c for c in cands if states_all(kinds, c["sentence"], question) and names_it(c)], kinds
+
+
+# the words a question asks for a default with, which a sentence stating one need not repeat
+_DEFAULT_WORDS = frozenset(terms_of("default defaults value values setting settings"))
+
+
+def preferring_asked_fact(question: str, eligible: list[dict], threshold: float, records: list[dict],
+                          idf: dict[str, float] | None) -> list[dict]:
+    """Of the candidates that may answer, those answering (probability ≥ threshold) that have the
+    form of a fact the question asks for only by preference (a default: text/asked.py) and name
+    all that the question names (every term of it the index holds, the asking words aside), when
+    any does; else all of them. "bgwriter_lru_maxpages (integer): The default value is 100
+    buffers." says a default, of another setting than bgwriter_flush_after's; under its term,
+    "jit_expressions (boolean): The default is on." says whose it is.
+
+    The order stays when the lead says none and its next sentence does without naming whose:
+    "The option chapterlistsgap=<value> sets the amount of the vertical gap … The default value is
+    10pt." is answered by the two together, the first saying what the second is the default of.
+    Only an order: whether a sentence answers stays the reader's and the combination's call, and a
+    question none of whose answering sentences says "default" keeps them all (a default given in
+    code: "\\heavyrulewidth=.08em")."""
+    preferred = preferred_facts(question)
+    if not preferred or not eligible:
+        return eligible
+    named = {t for t in terms_of(question) if (idf or {}).get(t, 0.0) > 0} - _DEFAULT_WORDS
+    if not named:   # nothing to say whose default a sentence gives (no index-wide idf): no preference
+        return eligible
+    lead = eligible[0]
+    if not states_all(preferred, lead["sentence"], question):
+        text = (records[lead["record"]].get("text") or "") if 0 <= lead["record"] < len(records) else ""
+        after = _NEXT_SENTENCE.match(text, lead["end"])
+        # as read: a definition's sentence under its term (text/definitions.py)
+        shown = next((c["sentence"] for c in eligible if c["record"] == lead["record"] and after
+                      and c["start"] == after.start(1)), after.group(1) if after else "")
+        if after and states_all(preferred, shown, question) and not named <= set(terms_of(shown)):
+            return eligible
+    stating = [c for c in eligible if c["prob"] >= threshold and states_all(preferred, c["sentence"], question)
+               and named <= set(terms_of(c["sentence"]))]
+    return stating or eligible
+
+
+# the sentence that follows a position in a text (up to its first full stop)
+_NEXT_SENTENCE = re.compile(r"\s*([^.!?]{1,300}[.!?]?)")
+
+
+def about_the_subject(question: str, eligible: list[dict], records: list[dict]) -> list[dict]:
+    """For "What is X?" where X is several words ("What is a here document?"), the candidates read
+    in a passage that holds X as a phrase (its last word singular or plural, as the literal
+    channel finds it: query/literal.subject_pattern), when any is; else all of them. The words of
+    such a subject are common apart ("document" on every page of the GNU Free Documentation
+    License appended to a manual): a sentence about a "Secondary Section" of "the Document" reads
+    as answering by word overlap, in a passage that never says "here document"."""
+    from provrag.query.literal import definition_subject, subject_pattern
+
+    subject = definition_subject(question)
+    if not subject or len(subject.split()) < 2 or not eligible:
+        return eligible
+    pattern = re.compile(subject_pattern(subject))
+    held: dict[int, bool] = {}
+
+    def holds(ri: int) -> bool:
+        if ri not in held:
+            text = (records[ri].get("text") or "") if 0 <= ri < len(records) else ""
+            held[ri] = bool(pattern.search(" ".join(text.lower().split())))
+        return held[ri]
+
+    return [c for c in eligible if holds(c["record"])] or eligible
 
 
 def unseen_names(question: str, unseen: list[str] | None) -> list[str]:
