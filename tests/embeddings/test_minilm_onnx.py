@@ -64,8 +64,12 @@ def test_embeddings_and_token_vectors_match_the_reference_runtime(emb, monkeypat
     assert [p for p, _ in fast_tokens] == [p for p, _ in slow_tokens]
     for (_, a), (_, b) in zip(fast_tokens, slow_tokens):
         np.testing.assert_allclose(a, b, atol=1e-5)
-    # the same neighbours: the order of cosines of every text to the first is unchanged
-    assert list(np.argsort(-(fast @ fast[0]))) == list(np.argsort(-(slow @ slow[0])))
+    # the same neighbours: in the order of the fast pass's cosines of every text to the first, the
+    # reference's never rise by more than the tolerance (two texts whose cosines tie within it may
+    # swap places from one CPU's arithmetic to another's, as they did on an AMD EPYC)
+    order = np.argsort(-(fast @ fast[0]), kind="stable")
+    rises = np.diff((slow @ slow[0])[order])
+    assert rises.max() <= 1e-6, (rises.max(), np.sort(fast @ fast[0])[::-1][:5])
 
 
 def test_loading_makes_only_the_session_a_cli_call_uses(emb):
