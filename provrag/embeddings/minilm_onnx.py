@@ -13,7 +13,8 @@ int8 (data/minilm-encoder-int8.onnx, `encoder(..., int8=True)`): each weight mat
 when the encoder is made (quantised_feeds: per output column, symmetric, ~10 ms; a layer at a time
 read from the file, so a process whose passes are all int8 never holds the float layers, ~42 MB
 of a cold ask's peak RSS) and the activations at each pass, so the matmuls run on the CPU's
-integer units (its weights uint8, so that a CPU without VNNI computes the same: train/unsigned_int8.py): ~2x faster than the float graph on two cores, its vectors within
+integer units (the weights stored as uint8, so that a CPU without VNNI computes the same:
+train/unsigned_int8.py): ~2x faster than the float graph on two cores, its vectors within
 ~0.01 cosine of the float pass's (bench/minilm_runtime.py; tests/embeddings/test_minilm_int8.py
 holds it to what onnxruntime's own quantize_dynamic makes of the float graph). The quantised
 weights are the graph's initializers, handed over when a session is made, so onnxruntime packs

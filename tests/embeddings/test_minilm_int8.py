@@ -1,7 +1,7 @@
 """MiniLM with int8 matmuls (embeddings/minilm_onnx.GRAPH_INT8, [search] meaning_int8): the graph
-is what onnxruntime's own quantize_dynamic makes of the float graph (its weights stored as uint8), its vectors stay close to the
-float pass's, and the two passes' vectors are never mixed up between questions. (The graph is
-rebuilt byte for byte by train/encoder_graph.py: test_minilm_onnx.py.)"""
+is what onnxruntime's own quantize_dynamic makes of the float graph (its weights stored as uint8),
+its vectors stay close to the float pass's, and the two passes' vectors are never mixed up between
+questions. (The graph is rebuilt byte for byte by train/encoder_graph.py: test_minilm_onnx.py.)"""
 from __future__ import annotations
 
 import numpy as np
