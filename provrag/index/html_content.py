@@ -20,9 +20,10 @@ What is done, with lxml (docling's parser and ours already):
 2. when the page marks exactly one main content (`<main>` or role="main"), it alone is kept;
 3. inline elements are unwrapped: their text stays where it stood, joined to its neighbours as it
    is rendered, so docling reads each paragraph and each `<pre>` as one text;
-4. a definition list whose definitions hold lists of their own is laid out as blocks (_as_blocks):
-   docling dropped the text of such a definition — the description of every class of the Python
-   manual, whose methods are listed inside it.
+4. a definition list whose definitions hold lists of their own is laid out as a nested list
+   (_as_nested_list), or as blocks when its definitions hold tables or code (_as_blocks): docling
+   dropped the text of such a definition — the description of every class of the Python manual,
+   whose methods are listed inside it.
 A page with no text left is read as it came (nothing is lost for a page that is all links).
 Hand-written rather than a boilerplate remover (trafilatura, readability): those score blocks by
 text density, so whether a manual's one-line definition or code sample stays would depend on a
@@ -30,7 +31,7 @@ score; here only what the page itself marks as chrome goes.
 """
 from __future__ import annotations
 
-READING = "1"   # part of an HTML file's parse-cache key (parse.result_options): bump when the output changes
+READING = "2"   # part of an HTML file's parse-cache key (parse.result_options): bump when the output changes
 CHROME_ROLES = ("navigation", "search", "banner", "contentinfo")
 CHROME_CLASSES = ("headerlink", "navheader", "navfooter")
 # phrasing elements that docling would read as text items of their own (HTML's inline content);
@@ -98,8 +99,12 @@ def _clean(root, body) -> None:
         body.append(main)
     lxml.etree.strip_tags(body, *INLINE)
     for dl in list(body.iter("dl")):
-        if any(dd.find(".//dl") is not None for dd in dl.iterchildren("dd")):
-            _as_blocks(dl)
+        definitions = list(dl.iterchildren("dd"))
+        if any(dd.find(".//dl") is not None for dd in definitions):
+            if any(dd.find(f".//{tag}") is not None for dd in definitions for tag in ("table", "pre")):
+                _as_blocks(dl)
+            else:
+                _as_nested_list(dl)
 
 
 def _declare_utf8(root) -> None:
@@ -130,3 +135,49 @@ def _as_blocks(dl) -> None:
             item.tag = "p"
         elif item.tag == "dd":
             item.tag = "div"
+
+
+def _as_nested_list(dl) -> None:
+    """A definition list whose definitions hold lists of their own (and no table or code), read as
+    a nested list: each term an item, its definition a list nested under it, as docling writes any
+    definition list ("- term" / "    - definition", what text/definitions.py reads as the term's
+    entry). The runs of text between a definition's inner lists are items of their own, and each
+    inner list stays a list in an item of its own: docling joins an item's paragraphs into one line
+    and would move the text after an inner list before it. As blocks, PostgreSQL's SSL settings
+    (runtime-config-connection: ssl_ciphers lists what its default means) lost their terms, and
+    ssl_ciphers' "The default value is HIGH:MEDIUM:+3DES:!aNULL." was read under no setting. Tables
+    and code are not kept in place inside an item's text by docling: such lists stay blocks."""
+    import lxml.html
+
+    dl.tag = "ul"
+    term = None
+    for item in list(dl):
+        if item.tag == "dt":
+            item.tag, term = "li", item
+        elif item.tag == "dd":
+            if term is None:                  # a definition with no term before it: an item of its own
+                term = lxml.html.Element("li")
+                item.addprevious(term)
+            nested = lxml.html.Element("ul")
+            term.append(nested)
+            run = lxml.html.Element("li")
+            run.text = item.text
+            for child in list(item):
+                if child.tag == "dl" or child.find(".//dl") is not None:   # DocBook wraps it in a <div>
+                    _kept_item(nested, run)
+                    holder = lxml.html.Element("li")
+                    tail, child.tail = child.tail, None
+                    holder.append(child)
+                    nested.append(holder)
+                    run = lxml.html.Element("li")
+                    run.text = tail
+                else:
+                    run.append(child)
+            _kept_item(nested, run)
+            dl.remove(item)
+
+
+def _kept_item(nested, run) -> None:
+    """`run` appended to `nested` unless it holds nothing."""
+    if len(run) or (run.text or "").strip():
+        nested.append(run)

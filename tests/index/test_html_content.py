@@ -113,6 +113,24 @@ def test_code_reads_as_on_the_page(html_manuals):
     assert "TABLE [ IF NOT EXISTS ] table_name ( [\n" in create
 
 
+def test_a_definition_list_with_lists_inside_keeps_its_terms_and_its_order(html_manuals):
+    """PostgreSQL's SSL settings (runtime-config-connection): ssl_ciphers' definition holds a list
+    of what its default means. Laid out as blocks, the settings lost their terms and a sentence of
+    a definition was read under no setting; now each is an entry under its term, as docling writes
+    any definition list, and the text after the inner list still comes after it."""
+    from provrag.text.definitions import entries_of
+
+    text = text_of(html_manuals / "runtime-config-connection.html")
+    assert "- ssl_ciphers (string)\n    - Specifies a list of SSL cipher suites" in text
+    inner, after = text.find("- !aNULL"), text.find("Available cipher suite details will vary")
+    assert text.find("- ssl_ciphers (string)") < inner < after < text.find("- ssl_prefer_server_ciphers (boolean)")
+    entries = {term: text[a:b] for _, a, b, term in entries_of(text)}
+    assert "The default value is HIGH:MEDIUM:+3DES:!aNULL." in entries["ssl_ciphers (string)"]
+    assert "The default is server.key." in entries["ssl_key_file (string)"]
+    # a definition list whose definitions hold code or a table stays blocks (docling would move them)
+    assert "\nclass json.JSONDecoder(" in text_of(html_manuals / "json.html")
+
+
 def test_a_page_is_read_in_its_own_charset(tmp_path, html_manuals):
     """A page is decoded as docling would decode it and goes to docling as UTF-8 that says so:
     PostgreSQL's isn.html re-encoded in ISO-8859-1 and declared so, and the same page in UTF-8 with
