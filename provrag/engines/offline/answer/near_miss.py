@@ -83,6 +83,8 @@ def stating_asked_fact(question: str, cands: list[dict], records: list[dict],
 
 # the words a question asks for a default with, which a sentence stating one need not repeat
 _DEFAULT_WORDS = frozenset(terms_of("default defaults value values setting settings"))
+# the sentence that follows a position in a text (up to its first full stop)
+_NEXT_SENTENCE = re.compile(r"\s*([^.!?]{1,300}[.!?]?)")
 
 
 def preferring_asked_fact(question: str, eligible: list[dict], threshold: float, records: list[dict],
@@ -118,10 +120,6 @@ def preferring_asked_fact(question: str, eligible: list[dict], threshold: float,
     stating = [c for c in eligible if c["prob"] >= threshold and states_all(preferred, c["sentence"], question)
                and named <= set(terms_of(c["sentence"]))]
     return stating or eligible
-
-
-# the sentence that follows a position in a text (up to its first full stop)
-_NEXT_SENTENCE = re.compile(r"\s*([^.!?]{1,300}[.!?]?)")
 
 
 def about_the_subject(question: str, eligible: list[dict], records: list[dict]) -> list[dict]:
