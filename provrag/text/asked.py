@@ -86,6 +86,11 @@ _NUMBER_WORDS = re.compile(
 # ("by default" qualifies another fact: "how much is it trimmed by default" asks for the trim)
 _DEFAULT_Q = re.compile(r"(?<!\bby )\bdefaults?\b")
 _DEFAULT = re.compile(r"\bdefault(s|ed)?\b|\binitial(ly)?\b", re.I)
+# … and gives its value: "The default is on.", "The default value is five.", "defaults to 0", "(the
+# default)", "… is the default"; not one that only mentions a default ("the default behavior of
+# ordinary strings is now …", "(If BLCKSZ is not 8kB, the default value scales proportionally to it.)")
+_GIVES_DEFAULT = re.compile(r"\bdefaults?(?:\s+(?:value|setting)s?)?\s+(?:is|are|was|were|will be)\b"
+                            r"|\bdefaults?\s+to\b|\(the default\)|\bis the default\b|\bdefault\s*[:=]", re.I)
 
 KINDS = ("limit", "version", "cost")
 PREFERRED_KINDS = ("default",)
@@ -123,6 +128,11 @@ def states(kind: str, sentence: str, question: str) -> bool:
         return _says_new(_NUMBER, sentence, question) or _says_new(_NUMBER_WORDS, sentence, question) \
             or (bool(_DURATION.search(sentence)) and not _DURATION.search(question))
     return True
+
+
+def gives_default(sentence: str) -> bool:
+    """Whether the sentence gives a default's value, not only mentions a default (_GIVES_DEFAULT)."""
+    return bool(_GIVES_DEFAULT.search(sentence))
 
 
 def states_all(kinds: tuple[str, ...], sentence: str, question: str) -> bool:

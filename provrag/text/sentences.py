@@ -12,18 +12,20 @@ import re
 from provrag.text.tables import rows_apart
 
 # A boundary is . ! ? (plus closing quotes or brackets) followed by whitespace and a capital,
-# digit or opening quote, or by a line that opens a Markdown list item ("- ", "* "), except after a
-# one-letter initial or a common abbreviation (where only an item's line opens a sentence); blank
-# lines always end a sentence. Without the list rule a finished sentence ran on into the next
-# item: PostgreSQL's "The connections … at server start." into "- port (integer) - The TCP port
-# the server listens on; 5432 by default.", docling's export of an HTML definition list. A PDF's
+# digit or opening quote, or . ! ? or a colon followed by a line that opens a Markdown list item
+# ("- ", "* "), except after a one-letter initial or a common abbreviation (where only an item's line
+# opens a sentence); blank lines always end a sentence. Without the list rule a finished sentence ran
+# on into the next item: PostgreSQL's "The connections … at server start." into "- port (integer) -
+# The TCP port the server listens on; 5432 by default.", docling's export of an HTML definition list;
+# and a list's "Explanation of the default value:" ran on into its items, and that run-on, which says
+# "default value" and holds no default, answered "What is the default value of ssl_ciphers?". A PDF's
 # "•" bullets are left as they were: split the same way, eval/manuals lost an answer that held its
 # fact only in a run-on of release names, and a near-miss question on polyglossia's manual was
 # answered from a sentence the split let into the candidates (the reader's weakness, not the
 # split's; measured 2026-12-01, not kept until the reader reads such leads right).
 _ITEM = r"[-*][ \t]"   # what opens a Markdown list item's line (docling writes HTML and DOCX lists so)
 _BOUNDARY = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])"
-                       rf"|(?<=[.!?…])[\"'”’)\]]*[ \t]*\n[ \t]*(?={_ITEM})|\n\s*\n")
+                       rf"|(?<=[.!?…:])[\"'”’)\]]*[ \t]*\n[ \t]*(?={_ITEM})|\n\s*\n")
 _ITEM_LINE = re.compile(rf"[ \t]*{_ITEM}")
 ABBREV = re.compile(r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|Mt|Ft|Gen|Col|Lt|Sgt|Capt|Rev|Hon|No|Nos|Vol|vs|etc|"
                      r"e\.g|i\.e|cf|al|approx|ca|c|Inc|Ltd|Co|Corp|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|"

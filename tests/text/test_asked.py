@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from provrag.text.asked import asked_facts, preferred_facts, states, states_all
+from provrag.text.asked import asked_facts, gives_default, preferred_facts, states, states_all
 
 
 @pytest.mark.parametrize("question,kinds", [
@@ -77,3 +77,20 @@ def test_a_default_is_stated_by_saying_so():
     assert states("default", "Initially, the search path holds the public schema.", q)
     assert not states("default", "jit_expressions (boolean): Determines whether expressions are JIT compiled, "
                                  "when JIT compilation is activated (see Section 32.2).", q)
+
+
+@pytest.mark.parametrize("sentence,gives", [
+    # PostgreSQL 15's own sentences (runtime-config pages)
+    ("temp_buffers (integer): The default is eight megabytes (8MB).", True),
+    ("geqo_effort (integer): The default value is five.", True),
+    ("If this parameter is off (the default), then ssl_passphrase_command will be ignored.", True),
+    ("This setting defaults to on.", True),
+    ("temp_buffers (integer): (If BLCKSZ is not 8kB, the default value scales proportionally to it.)", False),
+    ("escape_string_warning (boolean): Applications that wish to use backslash as escape should be modified to "
+     "use escape string syntax (E'...'), because the default behavior of ordinary strings is now to treat "
+     "backslash as an ordinary character, per SQL standard.", False),
+])
+def test_a_sentence_that_gives_a_default_s_value_is_told_from_one_that_mentions_a_default(sentence, gives):
+    q = "What is the default value of temp_buffers?"
+    assert states("default", sentence, q)     # both say "default": both may answer
+    assert gives_default(sentence) is gives   # only the first kind leads when any does (answer/near_miss.py)

@@ -48,6 +48,16 @@ def test_each_setting_s_definition_is_an_entry_under_its_term(resource_page):
      "2.0"),
     ("What is the default value of max_connections?", "max_connections (integer): The default is typically 100 connections",
      "three connections"),
+    # a list under a line that ends with ":" is no part of that line's sentence (text/sentences._BOUNDARY):
+    # "Explanation of the default value: - HIGH - Cipher suites …" led before
+    ("What is the default value of ssl_ciphers?", "ssl_ciphers (string): The default value is HIGH:MEDIUM:+3DES:!aNULL.",
+     "Explanation of the default value"),
+    # the setting the question names word for word (answer/near_miss.preferring_asked_fact), not one whose
+    # name begins with it
+    ("What is the default value of ssl?", "ssl (boolean): The default is off.", "HIGH:MEDIUM"),
+    # of the setting's sentences that say "default", the one that gives its value leads
+    ("What is the default value of temp_buffers?", "temp_buffers (integer): The default is eight megabytes (8MB).",
+     "Sets the maximum amount"),
 ])
 def test_a_setting_s_default_is_answered_from_its_own_definition(postgres_index, question, lead, wrong):
     res = ask(postgres_index, question)
