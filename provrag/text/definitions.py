@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from provrag.text.tables import lines_of, with_previous
+from provrag.text.words import terms_of
 
 # a term's line: a top-level item without closing punctuation, a few words ("- work_mem (integer)")
 _TERM = re.compile(r"^- ([^\n]{1,120}?)[ \t]*$")
@@ -69,3 +70,10 @@ def term_at(entries: list[tuple[int, int, int, str]], start: int, end: int) -> t
         if (line == start or a <= start) and end <= b:
             return term, line == start
     return None
+
+
+def names_term(term: str, question_terms: set[str]) -> bool:
+    """Whether a question (its terms, text/words.terms_of) names the definition's term: every term
+    of the term's first word is among them. "… of work_mem?" names "work_mem (integer)"; "… of ssl?"
+    names "ssl (boolean)", not "ssl_ciphers (string)", whose name holds "cipher" too."""
+    return set(terms_of(term.split()[0])) <= question_terms

@@ -107,3 +107,13 @@ def test_the_term_is_shown_once_and_not_where_the_sentence_before_names_it():
     picked[0].pop("antecedent")
     texts = [t for t, _ in answer_texts(picked, [{"citation": "[Data: Sources (1)]"}])]
     assert texts == [f"{term}: This is a soft limit.", "It is taken as megabytes."]
+
+
+def test_a_question_names_a_term_by_every_word_of_its_name():
+    from provrag.text.definitions import names_term
+    from provrag.text.words import terms_of
+
+    q = set(terms_of("What is the default value of ssl?"))
+    assert names_term("ssl (boolean)", q)
+    assert not names_term("ssl_ciphers (string)", q)   # its name holds "cipher" too
+    assert names_term("work_mem (integer)", set(terms_of("What is the default value of work_mem?")))

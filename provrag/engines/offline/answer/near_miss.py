@@ -18,6 +18,7 @@ import re
 import unicodedata
 
 from provrag.text.asked import asked_facts, gives_default, preferred_facts, states_all
+from provrag.text.definitions import names_term
 from provrag.text.words import terms_of
 
 
@@ -83,7 +84,6 @@ def stating_asked_fact(question: str, cands: list[dict], records: list[dict],
 
 # the words a question asks for a default with, which a sentence stating one need not repeat
 _DEFAULT_WORDS = frozenset(terms_of("default defaults value values setting settings"))
-_WORD = re.compile(r"[\w-]+(?:\.[\w-]+)*")   # a setting's name as a question writes it ("ssl", "work_mem", "search_path")
 # the sentence that follows a position in a text (up to its first full stop)
 _NEXT_SENTENCE = re.compile(r"\s*([^.!?]{1,300}[.!?]?)")
 
@@ -96,7 +96,7 @@ def preferring_asked_fact(question: str, eligible: list[dict], threshold: float,
     any does; else all of them. "bgwriter_lru_maxpages (integer): The default value is 100
     buffers." says a default, of another setting than bgwriter_flush_after's; under its term,
     "jit_expressions (boolean): The default is on." says whose it is. Of those, the ones under the
-    term the question names word for word (a definition list's entry, text/definitions.py: ssl's, not
+    term the question names (a definition list's entry, text/definitions.names_term: ssl's, not
     ssl_ciphers'), when any is; and of those, the ones that give the default's value rather than only
     mention a default (text/asked.gives_default), when any does.
 
@@ -124,11 +124,11 @@ def preferring_asked_fact(question: str, eligible: list[dict], threshold: float,
             return eligible
     stating = [c for c in eligible if c["prob"] >= threshold and states_all(preferred, c["sentence"], question)
                and named <= set(terms_of(c["sentence"]))]
-    # of those, the ones under the term the question names word for word: "What is the default value
-    # of ssl?" is ssl's "The default is off.", not ssl_ciphers' "The default value is HIGH:…", whose
-    # term holds the same word and which the reader read as more likely (0.39 against 0.10)
-    asked_words = set(_WORD.findall(question.lower()))
-    own = [c for c in stating if c.get("entry") and c["entry"].split()[0].lower() in asked_words] or stating
+    # of those, the ones under the term the question names (as scoring.py weighs them): "What is the
+    # default value of ssl?" is ssl's "The default is off.", not ssl_ciphers' "The default value is
+    # HIGH:…", whose name holds "ssl" too and which the reader read as more likely (0.39 against 0.10)
+    qset = set(terms_of(question))
+    own = [c for c in stating if c.get("entry") and names_term(c["entry"], qset)] or stating
     # and of those, the ones that give the default's value, when any does: temp_buffers' "(If BLCKSZ is
     # not 8kB, the default value scales proportionally to it.)" led before its "The default is eight
     # megabytes (8MB)."

@@ -29,7 +29,7 @@ from collections import Counter
 from functools import lru_cache
 
 from provrag.engines.offline.answer.wording import clean
-from provrag.text.definitions import entries_of, term_at
+from provrag.text.definitions import entries_of, names_term, term_at
 from provrag.text.questions import answer_type
 from provrag.text.sentences import FURNITURE, TERMINAL, is_heading, paragraph_spans, split_sentences
 from provrag.text.tables import rows_of
@@ -310,7 +310,7 @@ def rank_sentences(question: str, records: list[dict], idf: dict[str, float] | N
     scorer = Scorer(question, idf, corpus=[t for rec in split for _, _, t in rec], qterms=qterms)
     # the definitions the question names by their term ("… of work_mem?"): another entry's sentence
     # answers for another subject, however many of the question's words it holds
-    named_entries = {t for rec in entries for t, _ in rec.values() if set(terms_of(t.split()[0])) <= qset}
+    named_entries = {t for rec in entries for t, _ in rec.values() if names_term(t, qset)}
     priors = [float(r.get("score") or 0.0) for r in records]
     top = max(priors, default=0.0)
     out = []
