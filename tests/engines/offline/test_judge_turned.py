@@ -169,3 +169,51 @@ def test_the_learned_judge_names_a_vetoed_turned_statement_contradicted(texlive)
     verdicts = learned_judge("With xcolor, dvipsnames colors always overrule svgnames colors with identical names.",
                              pages, vcfg, reader.get())
     assert "supported" not in [v["label"] for v in verdicts], [v["reason"] for v in verdicts]
+
+
+def test_the_hand_list_of_opposites_is_matched_on_snowball_stems(texlive):
+    """unicode-math.pdf: "It should be loaded after any other maths or font-related package". The
+    hand list once held "before", "above", "only" as they are written, while every word it is
+    matched against is a Snowball stem ("befor", "abov", "onli"): before/after never turned a
+    claim. The same page says "amsmath should be loaded before unicode-math", which names the
+    package and weighs as much but says three fewer of the claim's words: it is another fact,
+    and does not stand for the claim as it is."""
+    from provrag.engines.offline.judge.lexicon import ANTONYMS, stem
+
+    assert ("befor", "after") in ANTONYMS and ("abov", "below") in ANTONYMS
+    assert (stem("only"), stem("many")) in ANTONYMS
+    text = page(texlive / "unicode-math.pdf", "It should be loaded after any other maths")
+    (v,) = judge("unicode-math should be loaded before any other maths or font-related package.", [text], CFG)
+    assert v["label"] == "contradicted" and "after" in v["reason"], v["reason"]
+    assert labels("unicode-math should be loaded after any other maths or font-related package.", [text]) \
+        == ["supported"]
+
+
+def test_a_turned_sentence_in_the_claims_own_words_outweighs_a_span_that_holds_them(texlive):
+    """A page that holds every word of the claim in other sentences ("…only loads a default maths
+    setup … Before you use the range option you must first load a 'main' maths font") supported
+    the claim beside the page that says it in its own words with one turned: the sentence that
+    says more of the claim in its order outweighs it (setspace: "Here's the default single line
+    spacing" against a usage page that names \\doublespacing)."""
+    um = texlive / "unicode-math.pdf"
+    pages = [page(um, "Before you use the range option"), page(um, "It should be loaded after any other maths")]
+    verdicts = judge("unicode-math should be loaded before any other maths or font-related package.", pages, CFG)
+    assert [v["label"] for v in verdicts] == ["unsupported", "contradicted"], [v["reason"] for v in verdicts]
+    assert "more of the claim's own words" in verdicts[0]["reason"], verdicts[0]["reason"]
+    true = judge("unicode-math should be loaded after any other maths or font-related package.", pages, CFG)
+    assert true[-1]["label"] == "supported", true[-1]["reason"]
+
+
+def test_a_negated_sentence_in_the_claims_own_words_outweighs_another_manuals_span(texlive):
+    """caption.pdf: "Please note that position=top does NOT mean that the caption is actually placed
+    at the top of the figure or table." ctable.pdf's page on top captions holds the claim's words
+    but "moves" and "figure", and supported it: the negated sentence says more of the claim in its
+    order, so it outweighs that span. The claim as caption.pdf states it still stands."""
+    ctable = page(texlive / "ctable.pdf", "top caption")
+    caption = page(texlive / "caption.pdf", "does NOT mean")
+    verdicts = judge("With the caption package, position=top moves the caption to the top of the figure or table.",
+                     [ctable, caption], CFG)
+    assert [v["label"] for v in verdicts] == ["unsupported", "contradicted"], [v["reason"] for v in verdicts]
+    stated = judge("With the caption package, position=top does not mean that the caption is placed at the top "
+                   "of the figure or table.", [ctable, caption], CFG)
+    assert "supported" in [v["label"] for v in stated], [v["reason"] for v in stated]

@@ -60,8 +60,10 @@ config.toml [verify], so a user can read and change them. Decision for one span:
   overlap alone);
 - else *unsupported*.
 Across the texts of one claim (decide.outweigh): a text that states the claim turned (6b) or its
-words under a negation, saying as much of the claim as a supporting span, outweighs that span when
-it does not state the words in question — RefChecker's rule otherwise lets any loose support win.
+words under a negation outweighs a supporting span when it says as much of the claim and the span
+does not state the words in question, or when it says more of the claim in the claim's order (a
+span that merely holds the claim's words across its sentences) — RefChecker's rule otherwise
+lets any loose support win.
 
 Modules, in the order the data flows:
   lexicon     the hand-written word lists (function words, negation cues, antonyms, number

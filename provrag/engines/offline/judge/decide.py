@@ -147,12 +147,12 @@ def outweigh(out: list[dict], texts: list[tuple[str, dict | None]], fitted: list
     document's one ("Charles Lennox Duke of Richmond … 1651" for "Henry VII"), and a supporting
     text that states the answer is not overruled by it (HaluEval he-dev-0179)."""
     fitted = out if fitted is None else fitted   # the fitted judge's own labels (the learned judge's differ)
-    contested = [(c, feat["swap_coverage"]) for v, (_, feat) in zip(fitted, texts)
+    contested = [(c, feat["swap_coverage"], feat["swap_order"]) for v, (_, feat) in zip(fitted, texts)
                  if feat and v["label"] == "contradicted" and feat["turned"] for c, _ in feat["swaps"]]
     # …or that states the claim's words under a negation ("bug reports do not count for copyright
     # purposes" against a span on copyright purposes that never says what counts); each where it
     # says as much of the claim as the supporting span
-    contested += [(" ".join(feat["negated_words"]), feat["coverage"]) for v, (_, feat) in zip(fitted, texts)
+    contested += [(" ".join(feat["negated_words"]), feat["coverage"], feat["order"]) for v, (_, feat) in zip(fitted, texts)
                   if feat and v["label"] == "contradicted" and not feat["slot_swap"] and feat["negation_conflict"]
                   and feat["negated_words"]]
     if not contested:
@@ -162,10 +162,19 @@ def outweigh(out: list[dict], texts: list[tuple[str, dict | None]], fitted: list
     for v, (ev, feat) in zip(out, texts):
         if v["label"] != "supported" or feat is None:
             continue
-        lacking = [c for c, cov in contested if cov >= feat["coverage"] - 1e-9
-                   and not states(c, ev[v["span"][0]:v["span"][1]], ev)]
+        # …where the other text says as much of the claim (unless this span states the words in
+        # question too), or says it more nearly in the claim's order: "It should be loaded after
+        # any other maths or font-related package" (the claim's words in its order, but for its
+        # name) outweighs a span that merely holds them all, "before" among them ("…only loads a
+        # default maths setup … Before you use the range option you must first load…")
+        lacking = [c for c, cov, order in contested
+                   if order > feat["order"] + 1e-9
+                   or (cov >= feat["coverage"] - 1e-9 and not states(c, ev[v["span"][0]:v["span"][1]], ev))]
         if lacking:
+            lacking = list(dict.fromkeys(lacking))
+            said = states(lacking[0], ev[v["span"][0]:v["span"][1]], ev)
             v["label"] = "unsupported"
-            v["reason"] = (f"not stated: {', '.join(lacking[:2])}, which another source states otherwise; "
+            v["reason"] = ((f"another source states {', '.join(lacking[:2])} otherwise, in more of the claim's own words; "
+                            if said else f"not stated: {', '.join(lacking[:2])}, which another source states otherwise; ")
                            + v["reason"].removeprefix("supported: "))
     return out

@@ -13,37 +13,41 @@ dont doesnt didnt isnt wasnt arent werent hasnt havent hadnt wont wouldnt couldn
 unable fail fails failed failing refuse refused refuses lack lacks lacked deny denied denies
 """.split())
 
-# Opposites that flip a claim without a negation word. Hand list (no offline WordNet here);
-# each pair is symmetric and matched on Snowball stems. No ("with", "without"): "without" is a
-# negation cue, judged in its scope; as an unscoped pair any "met with" contradicted "without a permit".
-ANTONYMS = [
-    ("more", "less"), ("more", "fewer"), ("most", "least"), ("increas", "decreas"),
+# Opposites that flip a claim without a negation word. Hand list, beside WordNet's (wordnet.py):
+# the comparatives, directions and quantifiers WordNet does not pair. Each pair is symmetric,
+# written as words and matched on their Snowball stems (`stem` below): a list once written as
+# stems by hand missed every claim where the hand's stem was not Snowball's ("before" is "befor",
+# "above" "abov", "only" "onli"), so before/after never turned a claim. No ("with", "without"):
+# "without" is a negation cue, judged in its scope; as an unscoped pair any "met with"
+# contradicted "without a permit".
+_ANTONYM_WORDS = [
+    ("more", "less"), ("more", "fewer"), ("most", "least"), ("increase", "decrease"),
     ("rise", "fall"), ("rose", "fell"), ("gain", "loss"), ("win", "lose"), ("won", "lost"),
-    ("win", "defeat"), ("before", "after"), ("earli", "later"), ("first", "last"),
+    ("win", "defeat"), ("before", "after"), ("early", "later"), ("first", "last"),
     ("begin", "end"), ("start", "end"), ("start", "finish"), ("high", "low"), ("higher", "lower"),
-    ("highest", "lowest"), ("larg", "small"), ("larger", "smaller"), ("largest", "smallest"),
+    ("highest", "lowest"), ("large", "small"), ("larger", "smaller"), ("largest", "smallest"),
     ("big", "small"), ("bigger", "smaller"), ("biggest", "smallest"), ("long", "short"),
     ("longer", "shorter"), ("longest", "shortest"), ("old", "young"), ("older", "younger"),
     ("oldest", "youngest"), ("old", "new"), ("above", "below"), ("over", "under"),
-    ("major", "minor"), ("maximum", "minimum"), ("posit", "negat"), ("success", "failur"),
-    ("accept", "reject"), ("allow", "forbid"), ("allow", "prohibit"), ("includ", "exclud"),
-    ("open", "close"), ("alive", "dead"), ("male", "femal"),
-    ("man", "woman"), ("men", "women"), ("husband", "wife"), ("son", "daughter"),
-    ("father", "mother"), ("brother", "sister"), ("king", "queen"), ("north", "south"),
-    ("east", "west"), ("northern", "southern"), ("eastern", "western"), ("intern", "domest"),
-    ("public", "privat"), ("urban", "rural"), ("modern", "ancient"), ("true", "fals"),
-    ("right", "wrong"), ("good", "bad"), ("best", "worst"), ("better", "wors"),
-    ("strong", "weak"), ("rich", "poor"), ("hot", "cold"), ("warm", "cool"), ("fast", "slow"),
-    ("easi", "difficult"), ("easi", "hard"), ("entir", "partial"), ("alway", "never"),
-    ("everi", "none"), ("all", "none"), ("present", "absent"),
-    ("support", "oppos"), ("agre", "disagre"), ("like", "dislik"), ("love", "hate"),
-    ("friend", "enemi"), ("ally", "enemi"), ("legal", "illeg"), ("import", "export"),
-    ("buy", "sell"), ("bought", "sold"), ("arriv", "depart"), ("enter", "exit"),
-    ("fiction", "nonfict"), ("comedi", "drama"), ("comedi", "tragedi"), ("film", "televis"),
-    ("film", "seri"), ("movi", "televis"), ("singl", "marri"), ("only", "mani"), ("exclus", "primarili"),
-    ("sole", "joint"), ("full", "part"), ("full-tim", "part-tim"), ("profession", "amateur"),
-    ("same", "differ"), ("similar", "differ"), ("possibl", "imposs"), ("like", "unlik"),
-    ("abl", "unabl"), ("known", "unknown"), ("popular", "unpopular"), ("success", "unsuccess"),
+    ("major", "minor"), ("maximum", "minimum"), ("positive", "negative"), ("success", "failure"),
+    ("accept", "reject"), ("allow", "forbid"), ("allow", "prohibit"), ("include", "exclude"),
+    ("open", "close"), ("alive", "dead"), ("male", "female"), ("man", "woman"), ("men", "women"),
+    ("husband", "wife"), ("son", "daughter"), ("father", "mother"), ("brother", "sister"),
+    ("king", "queen"), ("north", "south"), ("east", "west"), ("northern", "southern"),
+    ("eastern", "western"), ("international", "domestic"), ("public", "private"),
+    ("urban", "rural"), ("modern", "ancient"), ("true", "false"), ("right", "wrong"),
+    ("good", "bad"), ("best", "worst"), ("better", "worse"), ("strong", "weak"), ("rich", "poor"),
+    ("hot", "cold"), ("warm", "cool"), ("fast", "slow"), ("easy", "difficult"), ("easy", "hard"),
+    ("entire", "partial"), ("always", "never"), ("every", "none"), ("all", "none"),
+    ("present", "absent"), ("support", "oppose"), ("agree", "disagree"), ("like", "dislike"),
+    ("love", "hate"), ("friend", "enemy"), ("ally", "enemy"), ("legal", "illegal"),
+    ("import", "export"), ("buy", "sell"), ("bought", "sold"), ("arrive", "depart"),
+    ("enter", "exit"), ("fiction", "nonfiction"), ("comedy", "drama"), ("comedy", "tragedy"),
+    ("film", "television"), ("film", "series"), ("movie", "television"), ("single", "married"),
+    ("only", "many"), ("exclusive", "primarily"), ("sole", "joint"), ("full", "part"),
+    ("full-time", "part-time"), ("professional", "amateur"), ("same", "different"),
+    ("similar", "different"), ("possible", "impossible"), ("like", "unlike"), ("able", "unable"),
+    ("known", "unknown"), ("popular", "unpopular"), ("success", "unsuccessful"),
 ]
 
 NUMBER_WORDS = {
@@ -66,3 +70,5 @@ def stem(word: str) -> str:
         w = w[:-2]
     return snowball_stem(w)
 
+
+ANTONYMS = [(stem(a), stem(b)) for a, b in _ANTONYM_WORDS]

@@ -149,9 +149,16 @@ def find_turned(claim, evidence: str, sents: list[tuple[int, int]], coverage, po
         if opposite and sum(covered(x, pool) for x in set(claim.stems) - back) < MIN_SAID:
             continue
         said = coverage(pool | back, st.numbers)
-        # the claim said as it stands elsewhere in the text (as much of it, with the claim's own
-        # word, or with its terms in the claim's order): the turned sentence is about another thing
+        lacks = _lacking(claim, pool | back, st.numbers, covered)
+        # the claim said as it stands elsewhere in the text (as much of it and as many of its
+        # words, with the claim's own word, or with its terms in the claim's order): the turned
+        # sentence is about another thing. As many words, not only as much weight: "Note that
+        # amsmath should be loaded before unicode-math" weighs as much as "It should be loaded
+        # after any other maths or font-related package" for "unicode-math should be loaded before
+        # any other maths or font-related package" (a package's name is rare, so it weighs much)
+        # but says three fewer of its words: another fact, not the claim
         if any(r[2] is not st and coverage(r[3], r[2].numbers) >= said - 1e-9
+               and _lacking(claim, r[3], r[2].numbers, covered) <= lacks
                and (back <= set(r[2].all_stems) if opposite
                     else _reversed(claim_words, _words(normalise(r[2].raw))) is None)
                for r in rows):
