@@ -69,14 +69,16 @@ serve: $(STAMP)
 ## make test: install what the tests need and run pytest (slow end-to-end tests included).
 ## The real-model module (tests/engines/openai/test_real_llm.py: 9 of 36 minutes when run in line
 ## on 2 cores, most of it llama.cpp generating on one core while pytest waits) runs in a second
-## pytest beside the rest, so the suite uses both cores; its report follows the main one's, and
-## either failing fails the target (tests/test_make_test.py).
+## pytest beside the rest; its report follows the main one's, and either failing fails the target
+## (tests/test_make_test.py). The rest runs on TEST_WORKERS pytest-xdist workers, a test file to a
+## worker (its module fixtures built once); each worker builds the session fixtures it needs.
 REAL_LLM_TESTS := tests/engines/openai/test_real_llm.py
+TEST_WORKERS   ?= 2
 test: $(TSTAMP)
 	@log=$$(mktemp); \
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(REAL_LLM_TESTS) > $$log 2>&1 & llm=$$!; \
 	trap 'kill $$llm 2>/dev/null; rm -f $$log' EXIT; \
-	$(BIN)/python -m pytest -q --ignore $(REAL_LLM_TESTS); main=$$?; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --ignore $(REAL_LLM_TESTS); main=$$?; \
 	wait $$llm; real=$$?; \
 	echo "--- $(REAL_LLM_TESTS), run beside the rest (exit $$real):"; cat $$log; \
 	[ $$main -eq 0 ] && [ $$real -eq 0 ]
