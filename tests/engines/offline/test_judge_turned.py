@@ -217,3 +217,18 @@ def test_a_negated_sentence_in_the_claims_own_words_outweighs_another_manuals_sp
     stated = judge("With the caption package, position=top does not mean that the caption is placed at the top "
                    "of the figure or table.", [ctable, caption], CFG)
     assert "supported" in [v["label"] for v in stated], [v["reason"] for v in stated]
+
+
+def test_an_opposite_word_elsewhere_in_a_span_keeps_it_from_supporting_but_does_not_contradict(texlive):
+    """empheq.pdf p. 6, a page of examples, holds "last" and the package's name, and none of
+    "first presented at the TUG 2003 conference": it was read as contradicting the claim
+    (first/last). An opposite word contradicts only in the sentence that says the rest of the
+    claim (opposites.py); anywhere else in a span it only keeps the span from supporting."""
+    pages = _pages(texlive / "empheq.pdf")
+    examples = pages[5]
+    assert "last" in examples.lower() and "first" not in examples.lower() and "TUG" not in examples
+    (v,) = judge("empheq was first presented at the TUG 2003 conference.", [examples], CFG)
+    assert v["label"] == "unsupported" and "first/last" in v["reason"], v["reason"]
+    um = page(texlive / "unicode-math.pdf", "It should be loaded after any other maths")
+    assert labels("unicode-math should be loaded before any other maths or font-related package.", [um]) \
+        == ["contradicted"]

@@ -55,9 +55,10 @@ config.toml [verify], so a user can read and change them. Decision for one span:
   `contradict_min_coverage` of the claim with its own words put back;
 - else *contradicted* when the span covers at least `contradict_min_coverage` of the claim and
   a veto fired — a claim's negation only where the span states the negated words (a span silent
-  on them is off topic, not of the other polarity) — or a claim name is missing where the span
-  names others and the contradiction score is at or above `contradict_threshold` (never on low
-  overlap alone);
+  on them is off topic, not of the other polarity; an opposite word only in the sentence that
+  says the rest of the claim, as in 6b, never anywhere in the span) — or a claim name is missing
+  where the span names others and the contradiction score is at or above `contradict_threshold`
+  (never on low overlap alone);
 - else *unsupported*.
 Across the texts of one claim (decide.outweigh): a text that states the claim turned (6b) or its
 words under a negation outweighs a supporting span when it says as much of the claim and the span

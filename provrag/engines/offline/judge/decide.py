@@ -68,7 +68,10 @@ def decide(feat: dict, vcfg: VerifySettings) -> tuple[str, float, float]:
     # claim names (a page about the plant's owner that gives other dates does not deny an issue date;
     # it does not state it)
     number_conflict = feat["number_conflict"] and feat["name_coverage"] >= 1.0
-    conflict = feat["negation_conflict"] or feat["antonym"] or number_conflict or feat["subject_conflict"]
+    # an opposite word contradicts only in the sentence that says the rest of the claim (the
+    # turned sentence: `slot_swap` below); anywhere in the span it is a veto, not a contradiction: a page of
+    # examples holding "last" and the package's name does not deny that it was "first presented"
+    conflict = feat["negation_conflict"] or number_conflict or feat["subject_conflict"]
     # a name replaced by another is a contradiction only where the span says the rest of the claim
     swapped_name = feat["name_conflict"] and not feat.get("missing_other", 0) and c >= vcfg.contradict_threshold
     # the sentence that says the rest of the claim has another name or number in its place (slots.py)
