@@ -1,7 +1,8 @@
-"""`make test` runs the real-model module in a second pytest beside the rest (the suite then uses
-both cores): both runs start, the second's report follows the first's, and the target fails when
-either fails. The Makefile runs for real; the two pytest runs are a stand-in `python` that records
-its arguments and exits with the status a test gives it (the suite itself is not run again here)."""
+"""`make test` runs the real-model module in a second pytest beside the rest, and the rest on two
+pytest-xdist workers: both runs start, the second's report follows the first's, and the target
+fails when either fails. The Makefile runs for real; the two pytest runs are a stand-in `python`
+that records its arguments and exits with the status a test gives it (the suite itself is not run
+again here)."""
 from __future__ import annotations
 
 import shutil
@@ -38,6 +39,8 @@ def test_the_real_model_module_runs_beside_the_rest_and_either_failing_fails(rep
     beside = [c for c in calls if c.endswith(REAL_LLM_TESTS) and "--ignore" not in c]
     assert len(main) == 1 and len(beside) == 1, calls   # each pytest once: the module in one, the rest in the other
     assert main[0].startswith("-m pytest") and beside[0].startswith("-m pytest")
+    # the rest on both cores: two pytest-xdist workers, a test file to a worker
+    assert "-n 2 --dist loadfile" in main[0] and "-n" not in beside[0].split(), calls
     out = run.stdout
     # the main run's report, then the header naming the module and its exit status, then its report
     assert out.index("main run") < out.index(f"{REAL_LLM_TESTS}, run beside the rest (exit {llm_rc})") \

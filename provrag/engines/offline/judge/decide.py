@@ -170,14 +170,14 @@ def outweigh(out: list[dict], texts: list[tuple[str, dict | None]], fitted: list
         # any other maths or font-related package" (the claim's words in its order, but for its
         # name) outweighs a span that merely holds them all, "before" among them ("…only loads a
         # default maths setup … Before you use the range option you must first load…")
-        lacking = [c for c, cov, order in contested
-                   if order > feat["order"] + 1e-9
-                   or (cov >= feat["coverage"] - 1e-9 and not states(c, ev[v["span"][0]:v["span"][1]], ev))]
+        span = ev[v["span"][0]:v["span"][1]]
+        stated = {c: states(c, span, ev) for c, _, _ in contested}
+        lacking = list(dict.fromkeys(c for c, cov, order in contested if order > feat["order"] + 1e-9
+                                     or (cov >= feat["coverage"] - 1e-9 and not stated[c])))
         if lacking:
-            lacking = list(dict.fromkeys(lacking))
-            said = states(lacking[0], ev[v["span"][0]:v["span"][1]], ev)
             v["label"] = "unsupported"
             v["reason"] = ((f"another source states {', '.join(lacking[:2])} otherwise, in more of the claim's own words; "
-                            if said else f"not stated: {', '.join(lacking[:2])}, which another source states otherwise; ")
+                            if stated[lacking[0]] else
+                            f"not stated: {', '.join(lacking[:2])}, which another source states otherwise; ")
                            + v["reason"].removeprefix("supported: "))
     return out

@@ -304,10 +304,11 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
     if turned:
         swap = find_turned(c, evidence, [(x + body_start, y + body_start) for x, y in sentences(body)]
                            if body.strip() else [(0, len(evidence))], lambda p, n: coverage(p, n + head_nums),
-                           lambda t: _pool(t) | head_pool, _covered, lambda t: _negated(t, scope, None))
+                           lambda t: _pool(t) | head_pool, _covered, lambda t: _negated(t, scope, None),
+                           lambda stems: _lcs(c.stems, stems) / max(1, len(c.stems)))
     return {
         "slot_swap": float(swap is not None),
-        "swap_order": _turned_order(c, evidence, swap) if turned and swap is not None else 0.0,
+        "swap_order": swap[3] if turned and swap is not None else 0.0,
         "turned": turned and swap is not None,   # the swap is an opposite word or a reversed pair
         "swaps": swap[0] if swap else [],
         "swap_span": swap[1] if swap else None,
@@ -344,19 +345,6 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         # word alone ("1912", "earlier") in an unrelated text is no support
         "grounded": focus_cov * coverage(unit_pool, unit.numbers),
     }
-
-
-def _turned_order(c: Text, evidence: str, swap) -> float:
-    """How much of the claim a turned sentence says in the claim's order, with the claim's word
-    put back in its opposite's place: what the span-wide `order` is for the best span. Two terms
-    the other way round (no single opposite word) have no order to put back: 0."""
-    (claim_word, other), = swap[0]
-    if " " in claim_word or " " in other:
-        return 0.0
-    a, b = swap[1]
-    turned, back = stem(other), stem(claim_word)
-    stems = [back if s == turned else s for s in analyse(evidence[a:b]).stems]
-    return _lcs(c.stems, stems) / max(1, len(c.stems))
 
 
 def states(words: str, span: str, text: str) -> bool:

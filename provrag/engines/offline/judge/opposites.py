@@ -119,12 +119,14 @@ def _reversed(claim_words, sent_words) -> tuple[str, str] | None:
 
 
 def find_turned(claim, evidence: str, sents: list[tuple[int, int]], coverage, pool_of, covered,
-                negated) -> tuple[list[tuple[str, str]], tuple[int, int], float] | None:
+                negated, order) -> tuple[list[tuple[str, str]], tuple[int, int], float, float] | None:
     """The evidence sentence that says the claim with a word turned into its opposite or two terms
     the other way round: ([(claim's words, sentence's words)], the sentence's span, how much of
-    the claim it says) — slots.find_swap's shape. `coverage(pool, numbers)` is the claim's
-    weighted coverage, `pool_of(text)` a sentence's stems, `negated(text)` whether a negation in
-    a sentence bears on the claim's words (a negated opposite, "not after", is no opposite)."""
+    the claim it says) — slots.find_swap's shape — and how much of it the sentence says in the
+    claim's order with the claim's word put back (two terms the other way round have no order to
+    put back: 0). `coverage(pool, numbers)` is the claim's weighted coverage, `pool_of(text)` a
+    sentence's stems, `negated(text)` whether a negation in a sentence bears on the claim's words
+    (a negated opposite, "not after", is no opposite), `order(stems)` the claim's in-order share."""
     from provrag.engines.offline.judge.analysis import analyse, normalise
 
     claim_words = _words(normalise(claim.raw))
@@ -164,5 +166,6 @@ def find_turned(claim, evidence: str, sents: list[tuple[int, int]], coverage, po
                for r in rows):
             continue
         if best is None or said > best[2]:
-            best = ([turned], (a, b), said)
+            put_back = [next(iter(back)) if x == stem(opposite[1]) else x for x in st.stems] if opposite else None
+            best = ([turned], (a, b), said, order(put_back) if opposite else 0.0)
     return best
