@@ -349,6 +349,40 @@ def bash_gnuplot_index(tmp_path_factory) -> Path:
     return out
 
 
+# Two of Graphviz's manual pages as its Debian package prints them to PDF (groff: a running head on
+# every page, a NAME line "dot − filter for drawing directed graphs"): a register no check set holds
+GRAPHVIZ_PACKAGE = "graphviz-doc"
+GRAPHVIZ_VERSION = "2.42.2-7+deb12u1"
+GRAPHVIZ_PAGES = {"gvpr.1.pdf.gz": "8ed7fdb11337ff3e320ac5e89cba51c66a580b10c389a95f24ecb8cfe60f1e18",
+                  "dot.1.pdf.gz": "490f9f40e8f8f0fb3e16384f18f2efe7a49c30aadc892940f49f17a8b451312e"}
+
+
+@pytest.fixture(scope="session")
+def graphviz_man_index(tmp_path_factory) -> Path:
+    """An offline index of gvpr(1) and dot(1) as graphviz-doc ships them (gzipped PDFs), pinned;
+    when the archive has moved past that version, its own (a stable release's point updates leave
+    these pages' text alone). PROVRAG_GRAPHVIZ_DOCS: a folder that already holds the .pdf.gz files."""
+    import gzip
+    import os
+
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+
+    given = os.environ.get("PROVRAG_GRAPHVIZ_DOCS")
+    try:
+        gz = pinned_debian_files(tmp_path_factory, [f"{GRAPHVIZ_PACKAGE}={GRAPHVIZ_VERSION}"], GRAPHVIZ_PAGES, given,
+                                 "graphviz-pages")
+    except UnpinnedError:
+        gz = pinned_debian_files(tmp_path_factory, [GRAPHVIZ_PACKAGE], dict.fromkeys(GRAPHVIZ_PAGES), given,
+                                 "graphviz-pages")
+    docs = tmp_path_factory.mktemp("graphviz-docs")
+    for f in GRAPHVIZ_PAGES:
+        (docs / f.removesuffix(".gz")).write_bytes(gzip.decompress((gz / f).read_bytes()))
+    out = tmp_path_factory.mktemp("graphviz-index") / "idx"
+    run_index(docs, out, load_config())
+    return out
+
+
 # Five pages of PostgreSQL 15's HTML documentation: settings as definition lists, types as tables.
 # postgresql-doc-15 has point releases within Debian 12, and the archive holds only the newest, so
 # the pages are pinned for each version seen (their footers name it); when the archive has moved

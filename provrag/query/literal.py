@@ -43,6 +43,19 @@ def defining(subject: str) -> str:
     return r"(?:^|[^\w])" + re.escape(subject) + r" (?:is|are) (?:an?|the|one)\b"
 
 
+def defines_pattern(subject: str) -> str:
+    """The forms in which a sentence defines `subject` (lower case, whitespace collapsed), for
+    the reader's preference among answering sentences (answer/near_miss.preferring_definition):
+    defining's "x is a …" with a parenthesis allowed before the verb ("gvpr (previously known as
+    gpr) is a graph stream editor"), "x refers to / means / stands for / denotes …", and a manual
+    page's NAME line, "neato − filter for drawing undirected graphs" (the subject, a dash, a
+    description). Python's re, as RE2 reads it too."""
+    s = re.escape(subject)
+    return (r"(?:^|[^\w])" + s + r"(?: \([^()]{1,80}\))?,? (?:is|are) (?:an?|the|one)\b"
+            r"|(?:^|[^\w])" + s + r" (?:refers? to|means|stands for|denotes|is defined as)\b"
+            r"|(?:^|[^\w-])" + s + r" ?[\u2212\u2013\u2014] \w|^" + s + r" - \w")
+
+
 def subject_pattern(subject: str) -> str:
     """The pattern (RE2, as definition_pattern's) of a subject of several words as a phrase, its
     last word singular or plural: "here document" finds "Here Documents"."""

@@ -33,7 +33,7 @@ POINTS_ELSEWHERE = re.compile(
     r"^\s*(?:see|refer to|consult)\b"
     # "For more information on parallel query, see Chapter 15." (PostgreSQL), "For more details, refer to …"
     r"|^\s*for (?:(?:more|further|additional|full|complete) )?(?:information|details|discussion)\b[^.]*?"
-    r"\b(?:see|refer to|consult|read)\b"
+    r"\b(?:see|refer to|consult|read|visit)\b"
     r"|\b(?:has|have|gives?|contains?|provides?) (?:more|further|additional) (?:details|information)\b"
     r"|\b(?:is|are) (?:described|explained|documented|discussed|covered) (?:in|on)\b"
     r"|\bcan be found (?:in|on|at)\b", re.I)

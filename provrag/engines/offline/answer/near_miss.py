@@ -160,6 +160,32 @@ def about_the_subject(question: str, eligible: list[dict], records: list[dict]) 
     return [c for c in eligible if holds(c["record"])] or eligible
 
 
+def preferring_definition(question: str, eligible: list[dict], threshold: float) -> list[dict]:
+    """For "What is X?" (query/literal.definition_subject), the answering candidates (probability
+    ≥ threshold) that define X (query/literal.defines_pattern) first, when any does; else the
+    order stays. "What is gvpr?" over Graphviz's manual pages led with "$tvtype : tvtype_t
+    indicates how gvpr traverses a graph." (read as answering: it says what gvpr does), before
+    "gvpr (previously known as gpr) is a graph stream editor inspired by awk."; "What is package
+    salvaging?" with a pointer to the Debian wiki. A definition question is answered by the
+    sentence that defines the subject, as in question answering since TREC's definition track.
+
+    Only an order, as preferring_asked_fact's: whether a sentence answers stays the reader's and
+    the combination's call, and a question none of whose answering sentences defines X keeps them
+    all in their order."""
+    from provrag.query.literal import defines_pattern, definition_subject
+
+    subject = definition_subject(question)
+    if not subject or not eligible:
+        return eligible
+    pattern = re.compile(defines_pattern(subject))
+    defining = [c for c in eligible if c["prob"] >= threshold
+                and pattern.search(" ".join(c["sentence"].lower().split()))]
+    if not defining or defining[0] is eligible[0]:
+        return eligible
+    first = {id(c) for c in defining}
+    return defining + [c for c in eligible if id(c) not in first]
+
+
 def unseen_names(question: str, unseen: list[str] | None) -> list[str]:
     """The question's names (capitalised words after its first) whose term the index holds nowhere."""
     if not unseen:

@@ -36,7 +36,7 @@ import threading
 from provrag.config import Config
 from provrag.engines.offline.answer.focus import anchor_term, points_elsewhere, same_subject, section_steps, steps_after
 from provrag.engines.offline.answer.near_miss import (about_the_subject, names_nowhere, preferring_asked_fact,
-                                                     stating_asked_fact)
+                                                     preferring_definition, stating_asked_fact)
 from provrag.engines.offline.answer.question_forms import asks_what_is_said, question_parts, said_about
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import normalised, said_already
@@ -220,6 +220,7 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
     cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
     eligible, asked = stating_asked_fact(question, cands, context, idf)
     eligible = about_the_subject(question, preferring_asked_fact(question, eligible, threshold, context, idf), context)
+    eligible = preferring_definition(question, eligible, threshold)
     # a sentence that only sends the reader elsewhere ("See Section 9.1 [Bash History Facilities],
     # page 152, for more details …") states nothing: it shares the topic's words and can score as
     # answering, but it answers no question, as a lead or after one (focus.points_elsewhere)
