@@ -383,6 +383,33 @@ def graphviz_man_index(tmp_path_factory) -> Path:
     return out
 
 
+# SQLite's page on VACUUM from its Debian documentation package (HTML): "What does VACUUM do?"
+SQLITE_PACKAGE = "sqlite3-doc"
+SQLITE_VERSION = "3.40.1-2+deb12u2"
+SQLITE_PAGES = {"lang_vacuum.html": "a3538f97def4dcb979752ceaf60e3fc3fc7f2fd425ec02987fa76e9c5eba3e31"}
+
+
+@pytest.fixture(scope="session")
+def sqlite_vacuum_index(tmp_path_factory) -> Path:
+    """An offline index of SQLITE_PAGES, pinned; when the archive has moved past that version,
+    its own (PROVRAG_SQLITE_DOCS: a folder that already holds the page)."""
+    import os
+
+    from provrag.config import load_config
+    from provrag.pipelines.index import run_index
+
+    given = os.environ.get("PROVRAG_SQLITE_DOCS")
+    try:
+        docs = pinned_debian_files(tmp_path_factory, [f"{SQLITE_PACKAGE}={SQLITE_VERSION}"], SQLITE_PAGES, given,
+                                   "sqlite-pages")
+    except UnpinnedError:
+        docs = pinned_debian_files(tmp_path_factory, [SQLITE_PACKAGE], dict.fromkeys(SQLITE_PAGES), given,
+                                   "sqlite-pages")
+    out = tmp_path_factory.mktemp("sqlite-index") / "idx"
+    run_index(docs, out, load_config())
+    return out
+
+
 # Five pages of PostgreSQL 15's HTML documentation: settings as definition lists, types as tables.
 # postgresql-doc-15 has point releases within Debian 12, and the archive holds only the newest, so
 # the pages are pinned for each version seen (their footers name it); when the archive has moved

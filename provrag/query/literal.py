@@ -56,6 +56,31 @@ def defines_pattern(subject: str) -> str:
             r"|(?:^|[^\w-])" + s + r" ?[\u2212\u2013\u2014] \w|^" + s + r" - \w")
 
 
+# "What does VACUUM do?", "What does the -K option do?": asked what X does, answered by the
+# sentence X is the subject of ("The VACUUM command rebuilds the database file …")
+_DOES = re.compile(r"^\s*what\s+does\s+(?:an?\s+|the\s+)?([^?]+?)\s+do[\s?]*$", re.I)
+# the word a manual names a thing's kind with ("the VACUUM command"); not "program" or "package":
+# "A gvpr program consists of …" is about a program written in gvpr, not about gvpr
+_KIND = "command|statement|function|option|macro|utility|method|class|module|directive|clause|keyword|operator|flag"
+_NOT_ACTING = "is|are|was|were|does|do|did|can|could|will|would|may|might|must|should|has|have|had|also|only|not"
+
+
+def action_subject(question: str) -> str | None:
+    """X of a "What does X do?" question (lower case, whitespace collapsed), None for any other."""
+    m = _DOES.match(question)
+    if not m or len(m.group(1).split()) > DEFINED_WORDS:
+        return None
+    return " ".join(m.group(1).lower().split())
+
+
+def acts_pattern(subject: str) -> str:
+    """The pattern of a sentence that says what `subject` does: it opens with the subject ("the"
+    and a word of its kind allowed: "The VACUUM command", "neato") and goes on with a verb
+    in the present ("rebuilds", "draws"), not an auxiliary ("A VACUUM will fail if …")."""
+    s = re.escape(subject)
+    return (r"^(?:the )?" + s + rf"(?: (?:{_KIND}))? (?!(?:{_NOT_ACTING})\b)[a-z]+s\b")
+
+
 def subject_pattern(subject: str) -> str:
     """The pattern (RE2, as definition_pattern's) of a subject of several words as a phrase, its
     last word singular or plural: "here document" finds "Here Documents"."""

@@ -1,4 +1,5 @@
-"""A "What is X?" question leads with the sentence that defines X (answer/near_miss.preferring_definition).
+"""A "What is X?" question leads with the sentence that defines X, and "What does X do?" with one
+that says what X does (answer/near_miss.preferring_definition).
 
 Over Graphviz's manual pages as its Debian package prints them (tests/conftest.graphviz_man_index),
 "What is gvpr?" led with "$tvtype : tvtype_t indicates how gvpr traverses a graph." and showed the
@@ -73,3 +74,26 @@ def test_a_sentence_that_sends_the_reader_to_visit_a_page_is_a_pointer(sentence,
     from provrag.engines.offline.answer.focus import points_elsewhere
 
     assert points_elsewhere(sentence) is points
+
+
+@pytest.mark.parametrize("subject, sentence, acts", [
+    ("vacuum", "The VACUUM command rebuilds the database file, repacking it into a minimal amount of disk space.", True),
+    ("neato", "neato draws undirected graphs using a 'spring' model.", True),
+    ("vacuum", "A VACUUM will fail if there is an open transaction on the database connection.", False),
+    ("vacuum", "The VACUUM command is a no-op on an in-memory database.", False),     # an auxiliary, not an act
+    ("gvpr", "A gvpr program consists of a list of predicate-action clauses.", False),  # a program written in gvpr
+    ("neato", "By default, neato uses stress majorization.", False),                  # not its subject
+])
+def test_the_sentence_that_says_what_a_thing_does(subject, sentence, acts):
+    from provrag.query.literal import acts_pattern
+
+    assert bool(re.search(acts_pattern(subject), " ".join(sentence.lower().split()))) is acts
+
+
+def test_what_does_a_command_do_is_answered_by_what_it_does(sqlite_vacuum_index):
+    from provrag.query.literal import action_subject
+
+    assert action_subject("What does VACUUM do?") == "vacuum"
+    assert action_subject("What does the cache of a database connection do?") is None   # more than three words
+    lead = lead_of(sqlite_vacuum_index, "What does VACUUM do?")
+    assert lead.startswith("The VACUUM command "), lead   # before: "A VACUUM will fail if …"

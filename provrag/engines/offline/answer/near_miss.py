@@ -162,8 +162,10 @@ def about_the_subject(question: str, eligible: list[dict], records: list[dict]) 
 
 def preferring_definition(question: str, eligible: list[dict], threshold: float) -> list[dict]:
     """For "What is X?" (query/literal.definition_subject), the answering candidates (probability
-    ≥ threshold) that define X (query/literal.defines_pattern) first, when any does; else the
-    order stays. "What is gvpr?" over Graphviz's manual pages led with "$tvtype : tvtype_t
+    ≥ threshold) that define X (query/literal.defines_pattern) first, when any does; for "What
+    does X do?", those that say what X does, X their subject (query/literal.acts_pattern:
+    "The VACUUM command rebuilds the database file …" before "A VACUUM will fail if there is an
+    open transaction …", over SQLite's documentation); else the order stays. "What is gvpr?" over Graphviz's manual pages led with "$tvtype : tvtype_t
     indicates how gvpr traverses a graph." (read as answering: it says what gvpr does), before
     "gvpr (previously known as gpr) is a graph stream editor inspired by awk."; "What is package
     salvaging?" with a pointer to the Debian wiki. A definition question is answered by the
@@ -172,12 +174,14 @@ def preferring_definition(question: str, eligible: list[dict], threshold: float)
     Only an order, as preferring_asked_fact's: whether a sentence answers stays the reader's and
     the combination's call, and a question none of whose answering sentences defines X keeps them
     all in their order."""
-    from provrag.query.literal import defines_pattern, definition_subject
+    from provrag.query.literal import action_subject, acts_pattern, defines_pattern, definition_subject
 
-    subject = definition_subject(question)
-    if not subject or not eligible:
+    if not eligible:
         return eligible
-    pattern = re.compile(defines_pattern(subject))
+    subject, acting = definition_subject(question), action_subject(question)
+    if not subject and not acting:
+        return eligible
+    pattern = re.compile(defines_pattern(subject) if subject else acts_pattern(acting))
     defining = [c for c in eligible if c["prob"] >= threshold
                 and pattern.search(" ".join(c["sentence"].lower().split()))]
     if not defining or defining[0] is eligible[0]:
