@@ -335,18 +335,24 @@ def trace(
     index_dir: Optional[Path] = typer.Option(None, "--index", "-i",
                                              help="Index whose traces to search (default: every folder traces were saved to)."),
     fmt: str = typer.Option("tree", "--format", "-f", help="tree | json | prov (W3C PROV JSON-LD)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the trace as one JSON document (--format json)."),
 ):
     """Show one stored query trace: its stages, candidates, context, answer and sources.
 
     \b
     Example:
       provrag trace last --index output
+      provrag trace last --index output --json
       provrag trace 3f2a --format prov > trace.jsonld
     """
     from provrag.store.traces import load_trace
 
     if fmt not in ("tree", "json", "prov"):
         usage(f"unknown --format '{fmt}' (expected tree, json or prov)")
+    if as_json:
+        if fmt not in ("tree", "json"):
+            usage(f"--json and --format {fmt} ask for two outputs: give one")
+        fmt = "json"
     t = load_trace(trace_id, index_dir)
     if fmt == "json":
         emit_json(t)

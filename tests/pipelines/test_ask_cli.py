@@ -59,6 +59,10 @@ def test_ask_json_is_contract_shape_and_trace_reads_back(run, index, env, fast_c
     assert tr["answer"] == out["answer"] and tr["method"] == out["method"]
     assert [s["name"] for s in tr["stages"]] == ["question", "exploration", "focus", "synthesis", "check",
                                                   "citations"]
+    # --json, as ask, log and verify take it, is --format json
+    assert json.loads(run(env, "trace", out["trace_id"], "--json").stdout) == tr
+    both = run(env, "trace", out["trace_id"], "--json", "--format", "prov")
+    assert both.returncode == 2 and "give one" in both.stderr and "Traceback" not in both.stderr
 
     tree = run(env, "trace", out["trace_id"][:8], "--index", index)
     assert tree.returncode == 0, tree.stderr
