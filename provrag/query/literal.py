@@ -49,15 +49,15 @@ def defines_pattern(subject: str) -> str:
     defining's "x is a …" with a parenthesis allowed before the verb ("gvpr (previously known as
     gpr) is a graph stream editor"), "x refers to / means / stands for / denotes …", and a manual
     page's NAME line, "neato − filter for drawing undirected graphs" (the subject, a dash, a
-    description). Python's re, as RE2 reads it too."""
+    description). For Python's re, over a sentence (the literal channel's SQL keeps `defining`)."""
     s = re.escape(subject)
     return (r"(?:^|[^\w])" + s + r"(?: \([^()]{1,80}\))?,? (?:is|are) (?:an?|the|one)\b"
             r"|(?:^|[^\w])" + s + r" (?:refers? to|means|stands for|denotes|is defined as)\b"
             r"|(?:^|[^\w-])" + s + r" ?[\u2212\u2013\u2014] \w|^" + s + r" - \w")
 
 
-# "What does VACUUM do?", "What does the -K option do?": asked what X does, answered by the
-# sentence X is the subject of ("The VACUUM command rebuilds the database file …")
+# "What does VACUUM do?", "What does neato do?": asked what X does, answered by the sentence X
+# is the subject of ("The VACUUM command rebuilds the database file …")
 _DOES = re.compile(r"^\s*what\s+does\s+(?:an?\s+|the\s+)?([^?]+?)\s+do[\s?]*$", re.I)
 # the word a manual names a thing's kind with ("the VACUUM command"); not "program" or "package":
 # "A gvpr program consists of …" is about a program written in gvpr, not about gvpr

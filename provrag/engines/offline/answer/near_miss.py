@@ -163,13 +163,14 @@ def about_the_subject(question: str, eligible: list[dict], records: list[dict]) 
 def preferring_definition(question: str, eligible: list[dict], threshold: float) -> list[dict]:
     """For "What is X?" (query/literal.definition_subject), the answering candidates (probability
     ≥ threshold) that define X (query/literal.defines_pattern) first, when any does; for "What
-    does X do?", those that say what X does, X their subject (query/literal.acts_pattern:
-    "The VACUUM command rebuilds the database file …" before "A VACUUM will fail if there is an
-    open transaction …", over SQLite's documentation); else the order stays. "What is gvpr?" over Graphviz's manual pages led with "$tvtype : tvtype_t
+    does X do?", those that say what X does, X their subject (query/literal.acts_pattern); else
+    the order stays. Over Graphviz's manual pages "What is gvpr?" led with "$tvtype : tvtype_t
     indicates how gvpr traverses a graph." (read as answering: it says what gvpr does), before
-    "gvpr (previously known as gpr) is a graph stream editor inspired by awk."; "What is package
-    salvaging?" with a pointer to the Debian wiki. A definition question is answered by the
-    sentence that defines the subject, as in question answering since TREC's definition track.
+    "gvpr (previously known as gpr) is a graph stream editor inspired by awk."; over SQLite's
+    documentation "What does VACUUM do?" led with "A VACUUM will fail if there is an open
+    transaction …", before "The VACUUM command rebuilds the database file …". A definition
+    question is answered by the sentence that defines the subject, as in question answering since
+    TREC's definition track.
 
     Only an order, as preferring_asked_fact's: whether a sentence answers stays the reader's and
     the combination's call, and a question none of whose answering sentences defines X keeps them
