@@ -349,6 +349,20 @@ def bash_gnuplot_index(tmp_path_factory) -> Path:
     return out
 
 
+def pinned_or_current(tmp_path_factory, package: str, version: str, pins: dict[str, str], env: str,
+                      name: str) -> Path:
+    """pinned_debian_files for package=version; when the archive has moved past that version, the
+    files of the version it holds, unchecked (a stable release's point updates leave these pages'
+    text alone). `env`: the variable that may name a folder already holding the files."""
+    import os
+
+    given = os.environ.get(env)
+    try:
+        return pinned_debian_files(tmp_path_factory, [f"{package}={version}"], pins, given, name)
+    except UnpinnedError:
+        return pinned_debian_files(tmp_path_factory, [package], dict.fromkeys(pins), given, name)
+
+
 # Two of Graphviz's manual pages as its Debian package prints them to PDF (groff: a running head on
 # every page, a NAME line "dot − filter for drawing directed graphs"): a register no check set holds
 GRAPHVIZ_PACKAGE = "graphviz-doc"
@@ -363,18 +377,12 @@ def graphviz_man_index(tmp_path_factory) -> Path:
     when the archive has moved past that version, its own (a stable release's point updates leave
     these pages' text alone). PROVRAG_GRAPHVIZ_DOCS: a folder that already holds the .pdf.gz files."""
     import gzip
-    import os
 
     from provrag.config import load_config
     from provrag.pipelines.index import run_index
 
-    given = os.environ.get("PROVRAG_GRAPHVIZ_DOCS")
-    try:
-        gz = pinned_debian_files(tmp_path_factory, [f"{GRAPHVIZ_PACKAGE}={GRAPHVIZ_VERSION}"], GRAPHVIZ_PAGES, given,
-                                 "graphviz-pages")
-    except UnpinnedError:
-        gz = pinned_debian_files(tmp_path_factory, [GRAPHVIZ_PACKAGE], dict.fromkeys(GRAPHVIZ_PAGES), given,
-                                 "graphviz-pages")
+    gz = pinned_or_current(tmp_path_factory, GRAPHVIZ_PACKAGE, GRAPHVIZ_VERSION, GRAPHVIZ_PAGES,
+                           "PROVRAG_GRAPHVIZ_DOCS", "graphviz-pages")
     docs = tmp_path_factory.mktemp("graphviz-docs")
     for f in GRAPHVIZ_PAGES:
         (docs / f.removesuffix(".gz")).write_bytes(gzip.decompress((gz / f).read_bytes()))
@@ -393,18 +401,11 @@ SQLITE_PAGES = {"lang_vacuum.html": "a3538f97def4dcb979752ceaf60e3fc3fc7f2fd425e
 def sqlite_vacuum_index(tmp_path_factory) -> Path:
     """An offline index of SQLITE_PAGES, pinned; when the archive has moved past that version,
     its own (PROVRAG_SQLITE_DOCS: a folder that already holds the page)."""
-    import os
-
     from provrag.config import load_config
     from provrag.pipelines.index import run_index
 
-    given = os.environ.get("PROVRAG_SQLITE_DOCS")
-    try:
-        docs = pinned_debian_files(tmp_path_factory, [f"{SQLITE_PACKAGE}={SQLITE_VERSION}"], SQLITE_PAGES, given,
-                                   "sqlite-pages")
-    except UnpinnedError:
-        docs = pinned_debian_files(tmp_path_factory, [SQLITE_PACKAGE], dict.fromkeys(SQLITE_PAGES), given,
-                                   "sqlite-pages")
+    docs = pinned_or_current(tmp_path_factory, SQLITE_PACKAGE, SQLITE_VERSION, SQLITE_PAGES, "PROVRAG_SQLITE_DOCS",
+                             "sqlite-pages")
     out = tmp_path_factory.mktemp("sqlite-index") / "idx"
     run_index(docs, out, load_config())
     return out
