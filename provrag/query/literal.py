@@ -24,7 +24,12 @@ DEFINED_WORDS = 3   # a longer subject ("the default thickness of …") asks for
 
 def definition_subject(question: str) -> str | None:
     """X of a "What is X?" question (lower case, whitespace collapsed), None for any other."""
-    m = _DEFINED.match(question)
+    return _subject(_DEFINED, question)
+
+
+def _subject(form: re.Pattern, question: str) -> str | None:
+    """The subject a question of this form asks about, when it is at most DEFINED_WORDS words."""
+    m = form.match(question)
     if not m or len(m.group(1).split()) > DEFINED_WORDS:
         return None
     return " ".join(m.group(1).lower().split())
@@ -38,9 +43,13 @@ def definition_pattern(question: str) -> str | None:
     return None if subject is None else defining(subject)
 
 
+# "is a", "are the": a copula and an article after the subject
+_COPULA = r" (?:is|are) (?:an?|the|one)\b"
+
+
 def defining(subject: str) -> str:
     """definition_pattern's pattern for a subject already found."""
-    return r"(?:^|[^\w])" + re.escape(subject) + r" (?:is|are) (?:an?|the|one)\b"
+    return r"(?:^|[^\w])" + re.escape(subject) + _COPULA
 
 
 def defines_pattern(subject: str) -> str:
@@ -51,7 +60,7 @@ def defines_pattern(subject: str) -> str:
     page's NAME line, "neato − filter for drawing undirected graphs" (the subject, a dash, a
     description). For Python's re, over a sentence (the literal channel's SQL keeps `defining`)."""
     s = re.escape(subject)
-    return (r"(?:^|[^\w])" + s + r"(?: \([^()]{1,80}\))?,? (?:is|are) (?:an?|the|one)\b"
+    return (r"(?:^|[^\w])" + s + r"(?: \([^()]{1,80}\))?,?" + _COPULA +
             r"|(?:^|[^\w])" + s + r" (?:refers? to|means|stands for|denotes|is defined as)\b"
             r"|(?:^|[^\w-])" + s + r" ?[\u2212\u2013\u2014] \w|^" + s + r" - \w")
 
@@ -67,10 +76,7 @@ _NOT_ACTING = "is|are|was|were|does|do|did|can|could|will|would|may|might|must|s
 
 def action_subject(question: str) -> str | None:
     """X of a "What does X do?" question (lower case, whitespace collapsed), None for any other."""
-    m = _DOES.match(question)
-    if not m or len(m.group(1).split()) > DEFINED_WORDS:
-        return None
-    return " ".join(m.group(1).lower().split())
+    return _subject(_DOES, question)
 
 
 def acts_pattern(subject: str) -> str:

@@ -4,7 +4,9 @@ that says what X does (answer/near_miss.preferring_definition).
 Over Graphviz's manual pages as its Debian package prints them (tests/conftest.graphviz_man_index),
 "What is gvpr?" led with "$tvtype : tvtype_t indicates how gvpr traverses a graph." and showed the
 definition third; "What is neato?" answered "By default, neato uses stress majorization.", where
-dot(1)'s NAME section says "neato − filter for drawing undirected graphs". Both tests fail on 5903abe.
+dot(1)'s NAME section says "neato − filter for drawing undirected graphs". Over SQLite's page on
+VACUUM, "What does VACUUM do?" led with "A VACUUM will fail if …". The three tests over those
+pages fail on 5903abe.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ def lead_of(index, question: str) -> str:
 @pytest.mark.parametrize("subject, sentence, defines", [
     ("gvpr", "DESCRIPTION gvpr (previously known as gpr) is a graph stream editor inspired by awk.", True),
     ("neato", "NAME dot − filter for drawing directed graphs neato − filter for drawing undirected graphs", True),
-    ("package salvaging", "Package salvaging is the process by which one attempts to salvage a package", True),
+    ("package salvaging", "Package salvaging is the process by which one attempts to save a package", True),
     ("r foundation", "The R Foundation is a not for profit organization working in the public interest.", True),
     ("rfa", "RFA stands for Request For Adoption.", True),
     ("neato", "By default, neato uses stress majorization.", False),
