@@ -167,3 +167,29 @@ def literal_channel(con, question: str, n_terms: int, limit: int = 100,
                  "phrase_units": sum(1 for r in rows if r[2])} | (
         {"definition": defines, "definition_units": sum(1 for r in rows if r[3])} if defines else {}) | (
         {"subject": named, "subject_units": sum(1 for r in rows if r[5])} if named else {})
+
+
+def option_channel(con, question: str, limit: int = 100,
+                   unit_ids: list[str] | None = None) -> tuple[dict[str, float], dict]:
+    """The units that hold the entry of the command-line option a question names
+    (text/options.asked_option, entry_pattern), each scored as a term they hold once. The term
+    table drops a one-letter word and reads "-K" as no term at all, so "What does the -z option of
+    tar do?" found tar(1)'s pages by "tar" alone, and the page that holds "-z, --gzip, --gunzip"
+    (the eleventh of twelve) was not among them. A table scan, read only for such a question."""
+    from provrag.text.options import asked_option, entry_pattern
+
+    option = asked_option(question)
+    if option is None:
+        return {}, {}
+    among = [] if unit_ids is None else [list(unit_ids)]
+
+    def within(k: int) -> str:   # the restriction's parameter, when there is one, is the k-th
+        return f"AND id IN (SELECT unnest(${k}::VARCHAR[]))" if among else ""
+
+    n = con.execute(f"SELECT count(*) FROM text_units WHERE true {within(1)}", among).fetchall()[0][0]
+    ids = [r[0] for r in con.execute(f"SELECT id FROM text_units WHERE regexp_matches(text, $1) {within(2)} ORDER BY id",
+                                     [entry_pattern(option)] + among).fetchall()]
+    if not ids:
+        return {}, {"option": option, "units": 0}
+    idf = math.log(1 + (max(n, 1) - len(ids) + 0.5) / (len(ids) + 0.5))
+    return {uid: idf for uid in ids[:limit]}, {"option": option, "units": len(ids)}

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 from provrag.config import Config
-from provrag.query.literal import literal_channel
+from provrag.query.literal import literal_channel, option_channel
 from provrag.query.why import explain_units
 from provrag.store import terms as lexical
 from provrag.store.neighbours import neighbours_by_row, next_head, previous_tail
@@ -236,6 +236,13 @@ def retrieve_units(reader, question: str, cfg: Config, k: int | None = None, poo
         channels["literal"] = seen
         timings["literal"] = _ms(t0)
         for uid, sc in literal.items():
+            lex[uid] = lex.get(uid, 0.0) + sc
+    t0 = time.perf_counter()
+    entries, seen = option_channel(con, question, pool, restrict)
+    if seen:  # the entry of the option the question names ("-K"), which no term finds
+        channels["option"] = seen
+        timings["option"] = _ms(t0)
+        for uid, sc in entries.items():
             lex[uid] = lex.get(uid, 0.0) + sc
 
     den: dict[str, float] = {}

@@ -117,6 +117,7 @@ def _is_heading_line(text: str, a: int, b: int) -> bool:
 def split_claims(answer: str, question: str | None = None) -> list[Claim]:
     """The checkable claims of an answer, in order, each with the refs of its own citation blocks."""
     from provrag.query.citations import parse_citations
+    from provrag.text.options import is_option_entry
 
     if not isinstance(answer, str):
         answer = "" if answer is None else str(answer)
@@ -131,7 +132,9 @@ def split_claims(answer: str, question: str | None = None) -> list[Claim]:
     claims: list[Claim] = []
     if question and question.strip() and len(sents) <= 1:
         text = _clean(masked)
-        if text and (is_fragment(text) or not is_checkable(text)):
+        # an option's entry ("-S sort by file size, largest first") says what the option does in the
+        # manual's own words: checked as it stands, not read as a short answer to fit into the question
+        if text and (is_fragment(text) or not is_checkable(text)) and not is_option_entry(masked.strip()):
             claim_text, focus = question_to_claim(question, text)
             refs = [r for blk in parsed.blocks for r in blk.refs]
             return [Claim(claim_text, (0, len(answer)), refs, focus, 1)]

@@ -154,3 +154,19 @@ def test_section_numbers_titles_and_page_furniture_of_a_real_manual_are_no_claim
     for c in claims:
         assert any(ch.isalpha() for ch in c.replace("Purpose", "")), c          # no "5.15.", "38"
         assert not c.startswith(("5.", "The /var Hierarchy", "/var/tmp : Temporary", "/var/tmp: Temporary")), c
+
+
+def test_an_option_s_entry_is_checked_as_it_stands_not_fitted_into_the_question():
+    """A one-sentence answer of a few words is read as a short answer to the question ("Paris" →
+    "The capital is Paris"); an option's entry is the manual's own statement of what the option
+    does. "-S sort by file size, largest first" became "S sort by file size, largest first does ls
+    -S do", was judged contradicted, and ask removed its own right answer (ls(1), 2026-12-01)."""
+    from provrag.verify.claims import split_claims
+
+    claims = split_claims("-S sort by file size, largest first [Data: Sources (333)]", "What does ls -S do?")
+    assert [c.text for c in claims] == ["S sort by file size, largest first"]   # the dash is markup to _clean
+    assert [r.ids for r in claims[0].refs] == [[333]]
+    claims = split_claims("\u2212y invert y coordinate in output. [Data: Sources (23)]", "What does the -y option of dot do?")
+    assert [c.text for c in claims] == ["\u2212y invert y coordinate in output."]
+    short = split_claims("Sort by size. [Data: Sources (1)]", "What does ls -S do?")
+    assert [c.text for c in short] == ["Sort by size does ls -S do"]   # no entry: still read against its question

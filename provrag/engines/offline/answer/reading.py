@@ -37,6 +37,8 @@ from provrag.config import Config
 from provrag.engines.offline.answer.focus import anchor_term, points_elsewhere, same_subject, section_steps, steps_after
 from provrag.engines.offline.answer.near_miss import (about_the_subject, names_nowhere, preferring_asked_fact,
                                                      preferring_definition, stating_asked_fact)
+from provrag.engines.offline.answer.option_answers import (about_the_option, entry_of_option, option_entries,
+                                                          preferring_option_entry)
 from provrag.engines.offline.answer.question_forms import asks_what_is_said, question_parts, said_about
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import normalised, said_already
@@ -203,7 +205,9 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
         return [], 0.0
     rank_of = {ri: k for k, ri in enumerate(order)}
     ranked = rank_sentences(question, context, idf, qterms=qterms)
-    cands = candidates(ranked, order, int(scfg.reader_sentences))
+    entries = option_entries(question, ranked, context)
+    cands = entries + [c for c in candidates(ranked, order, int(scfg.reader_sentences))
+                       if all(c is not e for e in entries)]
     paragraphs = {c["sentence"]: c.get("paragraph") or c["sentence"] for c in cands}
     probs = memoised(question, "answer", [c["sentence"] for c in cands],
                      lambda sents: r.answer_probs(question, sents, contexts=[paragraphs[x] for x in sents]))
@@ -220,7 +224,8 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
     cands.sort(key=lambda c: (-c["prob"], rank_of.get(c["record"], 1 << 30), c["start"]))
     eligible, asked = stating_asked_fact(question, cands, context, idf)
     eligible = about_the_subject(question, preferring_asked_fact(question, eligible, threshold, context, idf), context)
-    eligible = preferring_definition(question, eligible, threshold)
+    eligible = preferring_definition(question, about_the_option(question, eligible, context), threshold)
+    eligible = preferring_option_entry(question, eligible, threshold)
     # a sentence that only sends the reader elsewhere ("See Section 9.1 [Bash History Facilities],
     # page 152, for more details …") states nothing: it shares the topic's words and can score as
     # answering, but it answers no question, as a lead or after one (focus.points_elsewhere)
@@ -231,6 +236,14 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
         answering += other_parts(question, cands, answering, r, paragraphs, threshold)
     picked = focus_read(question, answering, context, idf or {}, n)
     best = eligible[0]["prob"] if eligible else 0.0
+    if not picked and entries:
+        def relevance(ri: int) -> float:   # the passage head's reading, also of a passage it did not rank
+            if pscores is not None and pscores[ri] is not None:
+                return pscores[ri]
+            return memoised(question, "passage", [passage_text(context[ri])], lambda t: r.passage_scores(question, t))[0]
+        picked, best = entry_of_option(entries, relevance, threshold, best)
+        if info is not None and picked:
+            info["answered_by"] = "the option's entry in a passage the passage head reads as relevant"
     if not picked and asks_what_is_said(question):
         picked, best = said_about(cands, relevant, pscores, threshold, best)
         if info is not None and picked:

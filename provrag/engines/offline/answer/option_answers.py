@@ -1,0 +1,97 @@
+"""Questions about a command-line option ("What does the -K option of dot do?", "Which option of gc
+counts connected components?"): which sentences may answer them, and the option's entry as the
+answer when the reader reads it low (answer/reading.read calls these in its steps 2 and 4).
+
+A manual page answers such a question with the option's entry in its option list, "−Klayout
+override the default layout engine implied by the command name.", and no sentence that does not
+name the option can (text/options.py reads options in questions and lines).
+"""
+from __future__ import annotations
+
+import re
+
+from provrag.text.options import (asked_option, asks_which_option, is_option_entry, names_option, opens_with_option,
+                                  program_words)
+
+OPTION_ENTRIES = 4       # a named option's entries read besides the other candidates (a page's copies, an option in two lists)
+
+
+def of_the_named_program(question: str, records: list[dict]) -> set[int] | None:
+    """The records whose document's title holds a word the question names besides its option
+    ("gzip" in "What does gzip -j do?": gzip.1's), or None when no record's does (a manual whose
+    title names no program). Another program's entry for the same option answers for that program:
+    over seven GNU and OpenSSH manual pages, "What does gzip -j do?" (gzip has no -j) was answered
+    with tar(1)'s "-j, --bzip2 Filter the archive through bzip2(1).", found when the question was
+    read against the whole index after gzip(1) did not answer (query/escalate.py)."""
+    words = program_words(question)
+    held = {ri for ri, r in enumerate(records)
+            if words & set(re.split(r"[^a-z0-9+]+", str(r.get("document") or r.get("path") or "").lower()))}
+    return held or None
+
+
+def about_the_option(question: str, eligible: list[dict], records: list[dict] | None = None) -> list[dict]:
+    """For a question that names a command-line option ("What does the -K option of dot do?":
+    text/options.asked_option), only the candidates that are its entry in an option list
+    (text/options.opens_with_option), when any is; else only those that name it; none when no
+    candidate names it. Of the program the question names, when a document is titled by it
+    (of_the_named_program). A sentence that does not name the option says nothing about it: over
+    Graphviz's manual pages dot(1)'s SYNOPSIS answered "-K" at 0.91, and "What does the -j option of
+    dot do?", an option dot does not have, was answered with the same SYNOPSIS at 0.88. And where
+    the manual defines the option, a sentence that mentions it in passing does not answer: grep(1)'s
+    "When the -c or --count option is also used, grep does not output a count greater than NUM."
+    led "What does the -c option of grep do?" at 0.96 over the entry "-c, --count Suppress normal
+    output; instead print a count of matching lines …"."""
+    option = asked_option(question)
+    if option is None or not eligible:
+        return eligible
+    named = of_the_named_program(question, records or [])
+    if named is not None:
+        eligible = [c for c in eligible if c["record"] in named]
+    entries = [c for c in eligible if opens_with_option(c["sentence"], option)]
+    return entries or [c for c in eligible if names_option(c["sentence"], option)]
+
+
+def preferring_option_entry(question: str, eligible: list[dict], threshold: float) -> list[dict]:
+    """For "Which option of gc counts connected components?" (text/options.asks_which_option), the
+    answering candidates (probability ≥ threshold) that are an option list's entry first, when any
+    is; else the order stays. Over gc(1) the question led with "DESCRIPTION gc is a graph analogue
+    to wc in that it prints … the number of nodes, edges, connected components …", which shares its
+    words and names no option, before "−c Count connected components.". Only an order, as
+    preferring_definition's."""
+    if not eligible or not asks_which_option(question):
+        return eligible
+    entries = [c for c in eligible if c["prob"] >= threshold and is_option_entry(c["sentence"])]
+    if not entries or entries[0] is eligible[0]:
+        return eligible
+    first = {id(c) for c in entries}
+    return entries + [c for c in eligible if id(c) not in first]
+
+
+def option_entries(question: str, ranked: list[dict], records: list[dict]) -> list[dict]:
+    """For a question that names a command-line option, the retrieved sentences that are its entry
+    in an option list (text/options.opens_with_option) in the named program's pages
+    (of_the_named_program), OPTION_ENTRIES at most, read besides the others: "−x Only the connected
+    components are printed, as separate graphs." shares no word with "What does the -x option of
+    ccomps do?" (a one-letter option is no term), so neither the lexical scorer nor the first
+    passages' sentences brought it to the reader."""
+    option = asked_option(question)
+    if option is None:
+        return []
+    named = of_the_named_program(question, records)
+    return [c for c in ranked if opens_with_option(c["sentence"], option)
+            and (named is None or c["record"] in named)][:OPTION_ENTRIES]
+
+
+def entry_of_option(entries: list[dict], relevance, threshold: float, best: float) -> tuple[list[dict], float]:
+    """For a question that names an option, when no sentence answers by the reader's reading: the
+    option's entry (option_entries) in the passage the passage head reads as most relevant
+    (`relevance`: record → probability), when it reads it as relevant (at or above the threshold),
+    with that probability as the confidence, as question_forms.said_about answers "what is said
+    about" questions. The entry states what the
+    option does by the manual's own layout; what the model decides is whether its page is about
+    what the question asks (dot(1)'s, not gvpr(1)'s, for "-c of dot"). The reader was never taught
+    that an option's line answers: it reads "−Klayout override the default layout engine implied
+    by the command name." at 0.06 for "What does the -K option of dot do?" and a man page's
+    option lines at 0.13 on average (bench/results/option-entries-2026-12-01.md)."""
+    prob, entry = max(((relevance(c["record"]), c) for c in entries), key=lambda x: x[0])
+    return ([entry], round(float(prob), 4)) if prob >= threshold else ([], best)

@@ -1,0 +1,94 @@
+"""Command-line options: the one a question asks about, and the lines of a manual that name it.
+
+A manual page answers "What does the -K option of dot do?" with the option's line, "−Klayout
+override the default layout engine implied by the command name.", and no other sentence can:
+one that does not name -K says nothing about it, however many of the question's words it holds
+(dot(1)'s SYNOPSIS, "dot [options] [files] …", was the answer at 0.91), and a page that never
+names "-j" cannot say what "-j" does. groff prints an option's dashes as U+2212 in a PDF and runs
+a one-letter option into its argument's name ("−Klayout", "−ooutfile"), so both are read here.
+
+Hand-written: no library reads option syntax out of flowing PDF text; three patterns do.
+"""
+from __future__ import annotations
+
+import re
+
+# the dashes a PDF prints for "-": U+2212 (groff's \-), U+2010 and U+2011 (hyphens)
+_DASHES = str.maketrans({"\u2212": "-", "\u2010": "-", "\u2011": "-"})
+# an option as a word: one or two dashes, then a letter (not a number, "-1", nor a list's "- ")
+_OPTION = r"--?[A-Za-z][\w-]*"
+_ASKED = re.compile(rf"(?<![\w-])({_OPTION})")
+# a line that opens with an option: where a manual's option list starts each entry
+OPTION_LINE = re.compile(r"[ \t]*[-\u2212\u2010\u2011]{1,2}[A-Za-z?]")
+_RUN_ON = re.compile(r"[A-Za-z]+(?:=\S*)?,?")
+LEADING_TOKENS = 3
+# "Which option of gc counts …?", "What flag makes ls …?": the answer is an option's entry
+_WHICH_OPTION = re.compile(r"^\s*(?:which|what)\s+(?:command[- ]line\s+)?(?:option|flag|switch)s?\b", re.I)   # "-a, --all do not ignore …": the option's tag is the line's first words
+
+
+def plain_dashes(text: str) -> str:
+    return text.translate(_DASHES)
+
+
+def asked_option(question: str) -> str | None:
+    """The option a question names ("-K", "--all"), or None: a question about an option names it
+    with its dashes."""
+    m = _ASKED.search(plain_dashes(question))
+    return m.group(1) if m else None
+
+
+def names_option(sentence: str, option: str) -> bool:
+    """Whether the sentence names the option as a word ("-K" in "with -K, …", not in "-Kernel"),
+    or opens with it (opens_with_option: "−Klayout override …")."""
+    text = plain_dashes(sentence)
+    return bool(re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", text)) or opens_with_option(sentence, option)
+
+
+def opens_with_option(sentence: str, option: str) -> bool:
+    """Whether the sentence is the option's entry in an option list: it opens with an option, and
+    the asked one is among its first words ("−a, −−all do not ignore …" for --all); a one-letter
+    option may run into its argument's name at the start ("−Klayout" for -K, as groff prints it)."""
+    text = plain_dashes(sentence).lstrip()
+    if not OPTION_LINE.match(text):
+        return False
+    first = text.split()[:LEADING_TOKENS]
+    # "−Klayout", "−Gname=value": the argument's name run on; not "−color_scheme=c" for -c
+    if first and len(option) == 2 and not first[0].startswith("--") and first[0].startswith(option) \
+            and _RUN_ON.fullmatch(first[0][2:]):
+        return True
+    return any(re.fullmatch(rf"{re.escape(option)}(?:[=\[,#%][^\s]*)?,?", w) for w in first)
+
+
+def asks_which_option(question: str) -> bool:
+    """Whether the question asks which option does something ("Which option of gc counts …?")."""
+    return bool(_WHICH_OPTION.match(question))
+
+
+def is_option_entry(sentence: str) -> bool:
+    """Whether the sentence is an entry of an option list: it opens with an option."""
+    return bool(OPTION_LINE.match(plain_dashes(sentence)))
+
+
+def entry_pattern(option: str) -> str:
+    """A pattern (RE2 and Python's re alike, multi-line) for a line that is the option's entry: it
+    opens with the option, or with up to two others before it ("−a, −−all"), any dash a PDF prints;
+    a one-letter option may run into its argument's name ("−Klayout"). For retrieval, which finds
+    the units that hold it (query/literal.option_channel), as opens_with_option reads a sentence."""
+    dash = "[-\u2212\u2010\u2011]"
+    name = option.lstrip("-")
+    head = f"{dash}{{{len(option) - len(name)}}}{re.escape(name)}"
+    run_on = "(?:[A-Za-z]+(?:=\\S*)?)?" if len(option) == 2 else ""
+    return (f"(?m)^[ \\t]*(?:{dash}{{1,2}}[A-Za-z0-9?][^\\s,]*,?[ \\t]+){{0,2}}{head}{run_on}"
+            f"(?:[\\s,=\\[#%]|$)")
+
+
+# the words of an option question that name no program ("What does the -K option of dot do?")
+_NOT_PROGRAM = frozenset("a an and argument command do does doing flag flags for how i in is it mean means me my of "
+                         "on option options parameter switch the to use used what when which with".split())
+
+
+def program_words(question: str) -> set[str]:
+    """The question's words that may name the program its option belongs to, lower case: those of
+    two letters or more that are no option and no word of how an option question is asked."""
+    text = _ASKED.sub(" ", plain_dashes(question)).lower()
+    return {w for w in re.findall(r"[a-z0-9][a-z0-9+]*", text) if len(w) > 1 and w not in _NOT_PROGRAM}

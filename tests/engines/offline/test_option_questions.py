@@ -1,0 +1,51 @@
+"""A question about a command-line option is answered by a sentence that names the option, the
+option's entry first, or not at all (answer/option_answers.py, text/options.py, the option channel
+of query/literal.py).
+
+Over gvpr(1) and dot(1) as Graphviz's Debian package prints them (tests/conftest.graphviz_man_index),
+every question below was answered on 1780c8a, from a sentence that says nothing about the option:
+"What does the -y option of dot do?" and "What does the -j option of dot do?" (dot has no -j) with
+dot(1)'s SYNOPSIS at 0.88, "What does the -z option of gvpr do?" (no -z either) with "Colon-separated
+list of directories to be searched …" at 0.88, as was "What does the -y option of gvpr do?" (only dot has
+-y), and "What does the -q option of gvpr do?" led with "If −f is not given, gvpr will use the first
+non-option argument as the program." All fail there; the two -V questions were answered with the
+same SYNOPSIS and "Colon-separated list …" sentences.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from provrag.config import load_config
+from provrag.pipelines.ask import run_ask
+
+
+def ask(index, question: str) -> dict:
+    return run_ask(question, index, load_config(), save=False).to_json()
+
+
+def lead(res: dict) -> str:
+    assert not res["abstained"], res
+    return re.split(r"\s*\[Data:", res["answer"], maxsplit=1)[0]
+
+
+@pytest.mark.parametrize("question, entry", [
+    ("What does the -y option of dot do?", "\u2212y invert y coordinate in output."),
+    ("What does the -q option of gvpr do?", "\u2212q Turns offwarning messages."),
+    ("Which option of gvpr turns off warning messages?", "\u2212q Turns offwarning messages."),
+    # both pages have -V: each question is answered from its own program's page
+    ("What does the -V option of gvpr do?", "\u2212V Causes the program to print version information and exit."),
+    ("What does the -V option of dot do?", "\u2212V (version) prints version information and exits."),
+])
+def test_an_option_question_leads_with_the_option_s_entry(graphviz_man_index, question, entry):
+    assert lead(ask(graphviz_man_index, question)) == entry
+
+
+@pytest.mark.parametrize("question", [
+    "What does the -j option of dot do?", "What does the -z option of gvpr do?",
+    "What does the -y option of gvpr do?",   # dot's -y is no answer for gvpr
+])
+def test_an_option_the_pages_do_not_have_is_not_answered(graphviz_man_index, question):
+    res = ask(graphviz_man_index, question)
+    assert res["abstained"], res["answer"]
