@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 from provrag.embeddings.minilm import model_dir  # noqa: E402
 from provrag.learned.encode import PairEncoder  # noqa: E402
 import unsigned_int8  # noqa: E402  (train/, the script's own folder)
+from machine import native_bf16  # noqa: E402
 
 CACHE = Path(os.environ.get("PROVRAG_TRAIN_CACHE", Path.home() / ".cache" / "provrag-train"))
 HEADS = {"answer": 1, "relevance": 1, "claim": 3}
@@ -318,11 +319,13 @@ def main() -> None:
                     help="weight of the per-question list loss (answer, relevance); 0 = pointwise only")
     ap.add_argument("--context-rate", type=float, default=0.5, help="share of answer pairs shown their paragraph")
     ap.add_argument("--test-per-task", type=int, default=1000, help="held-out pairs scored per task after each epoch")
-    ap.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
-                    help="bfloat16 autocast for the matmuls (2.1x faster on this AVX512-BF16 CPU; weights stay fp32)")
+    ap.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None,
+                    help="bfloat16 autocast (weights stay fp32); default: when the CPU has bf16 instructions "
+                         "(2.1x faster with them, over 5x slower where torch emulates them: train/machine.py)")
     ap.add_argument("--seed", type=int, default=1729)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
+    args.bf16 = native_bf16() if args.bf16 is None else args.bf16
 
     random.seed(args.seed)
     np.random.seed(args.seed)
