@@ -18,12 +18,14 @@ _DASHES = str.maketrans({"\u2212": "-", "\u2010": "-", "\u2011": "-"})
 # an option as a word: one or two dashes, then a letter (not a number, "-1", nor a list's "- ")
 _OPTION = r"--?[A-Za-z][\w-]*"
 _ASKED = re.compile(rf"(?<![\w-])({_OPTION})")
-# a line that opens with an option: where a manual's option list starts each entry
-OPTION_LINE = re.compile(r"[ \t]*[-\u2212\u2010\u2011]{1,2}[A-Za-z?]")
+# what opens an option list's entry, and a line that does (text/sentences.py opens a sentence there)
+OPTION_ENTRY = r"[-\u2212\u2010\u2011]{1,2}[A-Za-z?]"
+OPTION_LINE = re.compile(rf"[ \t]*{OPTION_ENTRY}")
+# a one-letter option's argument name run on ("−Klayout", "−Gname=value"; not "−color_scheme=c")
 _RUN_ON = re.compile(r"[A-Za-z]+(?:=\S*)?,?")
-LEADING_TOKENS = 3
+LEADING_TOKENS = 3   # "-a, --all do not ignore …": the option's tag is the line's first words
 # "Which option of gc counts …?", "What flag makes ls …?": the answer is an option's entry
-_WHICH_OPTION = re.compile(r"^\s*(?:which|what)\s+(?:command[- ]line\s+)?(?:option|flag|switch)s?\b", re.I)   # "-a, --all do not ignore …": the option's tag is the line's first words
+_WHICH_OPTION = re.compile(r"^\s*(?:which|what)\s+(?:command[- ]line\s+)?(?:option|flag|switch)s?\b", re.I)
 
 
 def plain_dashes(text: str) -> str:
@@ -52,7 +54,6 @@ def opens_with_option(sentence: str, option: str) -> bool:
     if not OPTION_LINE.match(text):
         return False
     first = text.split()[:LEADING_TOKENS]
-    # "−Klayout", "−Gname=value": the argument's name run on; not "−color_scheme=c" for -c
     if first and len(option) == 2 and not first[0].startswith("--") and first[0].startswith(option) \
             and _RUN_ON.fullmatch(first[0][2:]):
         return True

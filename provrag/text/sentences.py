@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from provrag.text.options import OPTION_ENTRY, OPTION_LINE
 from provrag.text.tables import rows_apart
 
 # A boundary is . ! ? (plus closing quotes or brackets) followed by whitespace and a capital,
@@ -34,16 +35,14 @@ _ITEM = r"[-*][ \t]"   # what opens a Markdown list item's line (docling writes 
 # that wraps before an option ("… use the\n−K option to …": CONTINUES); and, after a line that
 # ends no sentence, only in a text that holds an option list (OPTION_LIST lines opening with an
 # option): a formula's "−c d" or a wrapped "\n-dbg packages" is no entry.
-_OPTION_ENTRY = r"[-\u2212\u2010\u2011]{1,2}[A-Za-z?]"
 _BOUNDARY = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])"
                        rf"|(?<=[.!?…:])[\"'”’)\]]*[ \t]*\n[ \t]*(?={_ITEM})|\n\s*\n"
-                       rf"|(?<!\\)[ \t]*\n[ \t]*(?={_OPTION_ENTRY})")
+                       rf"|(?<!\\)[ \t]*\n[ \t]*(?={OPTION_ENTRY})")
 _FINISHED = re.compile(r"[.!?…:;][\"'”’)\]]*[ \t]*$")
-_OPTION_LINES = re.compile(rf"(?m)^[ \t]*{_OPTION_ENTRY}")
+_OPTION_LINES = re.compile(rf"(?m)^[ \t]*{OPTION_ENTRY}")
 OPTION_LIST = 4   # lines opening with an option: a text with fewer holds no option list
 CONTINUES = frozenset("a an and as by e.g. for i.e. like of option options flag flags or see the to use using via "
                       "with".split())
-_OPTION_LINE = re.compile(rf"[ \t]*{_OPTION_ENTRY}")
 _ITEM_LINE = re.compile(rf"[ \t]*{_ITEM}")
 ABBREV = re.compile(r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|Mt|Ft|Gen|Col|Lt|Sgt|Capt|Rev|Hon|No|Nos|Vol|vs|etc|"
                      r"e\.g|i\.e|cf|al|approx|ca|c|Inc|Ltd|Co|Corp|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|"
@@ -92,14 +91,14 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         end = m.start()
         gap = masked[m.start():m.end()]
         line_at = m.start() + gap.rfind("\n") + 1
-        opens_item = "\n" in gap and bool(_ITEM_LINE.match(masked, line_at) or _OPTION_LINE.match(masked, line_at))
-        if "\n" in gap and _OPTION_LINE.match(masked, line_at) and not _ITEM_LINE.match(masked, line_at) \
+        opens_item = "\n" in gap and bool(_ITEM_LINE.match(masked, line_at) or OPTION_LINE.match(masked, line_at))
+        if "\n" in gap and OPTION_LINE.match(masked, line_at) and not _ITEM_LINE.match(masked, line_at) \
                 and not _FINISHED.search(masked, max(start, end - 4), end):
             if option_lines is None:
                 option_lines = len(_OPTION_LINES.findall(masked))
             words = masked[start:end].split()
             if option_lines < OPTION_LIST or not words or words[-1].lower() in CONTINUES or words[-1][-1] in ",(" \
-                    or _OPTION_LINE.match(words[-1]):
+                    or OPTION_LINE.match(words[-1]):
                 continue  # no option list here, or "… use the\n−K option to …", "strip --strip-unneeded\n--remove-…"
         if "\n" in gap and "." not in gap and not any(c in ".!?…:" for c in masked[max(start, end - 1):end]):
             nxt = masked[m.end():m.end() + 1]
@@ -154,7 +153,7 @@ def _split_headings(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, 
             # an option's tag alone on its line ("−X node_name") is no heading: its description
             # follows on the next line and is the rest of its entry; a shell command's continued
             # line ("… \\\n--key GraphicsAntialias Disabled") is no tag
-            tag = _OPTION_LINE.match(line) and not text[:line_start].rstrip("\n").endswith("\\")
+            tag = OPTION_LINE.match(line) and not text[:line_start].rstrip("\n").endswith("\\")
             heading_before = (line and len(line) < 0.6 * longest and not _LINE_END.search(line)
                               and (nxt.isupper() or nxt.isdigit()) and not tag)
             if (heading_before or nxt == "#") and text[cut:pos].strip():
