@@ -32,6 +32,19 @@ def plain_dashes(text: str) -> str:
     return text.translate(_DASHES)
 
 
+# a Markdown list item's marker before an option: docling writes an HTML definition list's term so
+# ("- -a\n--data-only\n    - Dump only the data, …", pg_dump's page)
+_ITEM_MARKER = re.compile(r"^\s*[-*][ \t]+(?=--?[A-Za-z?])")
+
+
+def _entry_text(sentence: str) -> str:
+    """The sentence as an option list's line: dashes plain, an item's marker off; "" for a term's
+    line alone ("- -c command"), whose definition ("    - Execute …") is not in the sentence."""
+    text = plain_dashes(sentence).lstrip()
+    bare = _ITEM_MARKER.sub("", text, count=1)
+    return bare if bare == text or re.search(r"\s-\s", bare) else ""
+
+
 def asked_option(question: str) -> str | None:
     """The option a question names ("-K", "--all"), or None: a question about an option names it
     with its dashes."""
@@ -50,7 +63,7 @@ def opens_with_option(sentence: str, option: str) -> bool:
     """Whether the sentence is the option's entry in an option list: it opens with an option, and
     the asked one is among its first words ("−a, −−all do not ignore …" for --all); a one-letter
     option may run into its argument's name at the start ("−Klayout" for -K, as groff prints it)."""
-    text = plain_dashes(sentence).lstrip()
+    text = _entry_text(sentence)
     if not OPTION_LINE.match(text):
         return False
     first = text.split()[:LEADING_TOKENS]
@@ -67,19 +80,20 @@ def asks_which_option(question: str) -> bool:
 
 def is_option_entry(sentence: str) -> bool:
     """Whether the sentence is an entry of an option list: it opens with an option."""
-    return bool(OPTION_LINE.match(plain_dashes(sentence)))
+    return bool(OPTION_LINE.match(_entry_text(sentence)))
 
 
 def entry_pattern(option: str) -> str:
     """A pattern (RE2 and Python's re alike, multi-line) for a line that is the option's entry: it
-    opens with the option, or with up to two others before it ("−a, −−all"), any dash a PDF prints;
+    opens with the option (after a Markdown item's marker too: docling's HTML definition lists), or
+    with up to two others before it ("−a, −−all"), any dash a PDF prints;
     a one-letter option may run into its argument's name ("−Klayout"). For retrieval, which finds
     the units that hold it (query/literal.option_channel), as opens_with_option reads a sentence."""
     dash = "[-\u2212\u2010\u2011]"
     name = option.lstrip("-")
     head = f"{dash}{{{len(option) - len(name)}}}{re.escape(name)}"
     run_on = "(?:[A-Za-z]+(?:=\\S*)?)?" if len(option) == 2 else ""
-    return (f"(?m)^[ \\t]*(?:{dash}{{1,2}}[A-Za-z0-9?][^\\s,]*,?[ \\t]+){{0,2}}{head}{run_on}"
+    return (f"(?m)^[ \\t]*(?:[-*][ \\t]+)?(?:{dash}{{1,2}}[A-Za-z0-9?][^\\s,]*,?[ \\t]+){{0,2}}{head}{run_on}"
             f"(?:[\\s,=\\[#%]|$)")
 
 

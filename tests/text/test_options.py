@@ -35,6 +35,10 @@ def test_the_option_a_question_asks_about(question, option):
     ("\u2212Gname=value sets a default graph attribute.", "-G", True, True),
     ("\u2212color_scheme=c specifies the color scheme.", "-c", False, False),   # another option
     ("The -Kfoo form is obsolete.", "-K", False, False),
+    # docling's HTML definition list (pg_dump's page): the term's item, then its definition's
+    ("- -a --data-only - Dump only the data, not the schema (data definitions).", "-a", True, True),
+    ("- -a --data-only - Dump only the data, not the schema (data definitions).", "--data-only", True, True),
+    ("- -c command", "-c", False, True),       # the term alone: no definition in the sentence
 ])
 def test_an_option_s_entry_and_a_sentence_that_names_it(sentence, option, opens, names):
     assert opens_with_option(sentence, option) is opens
@@ -108,11 +112,13 @@ def test_the_option_channel_finds_the_units_that_hold_the_option_s_entry():
         ["tar-11", "Compression options\n-j, --bzip2\nFilter the archive through bzip2(1).\n-z, --gzip, --gunzip\n"],
         ["dot-7", "The following options\n\u2212Klayout override the default layout engine.\n"],
         ["prose", "Use tar -z to compress, or -j for bzip2."],
-        ["gvmap", "\u2212color_scheme=c specifies the color scheme.\n"]])
+        ["gvmap", "\u2212color_scheme=c specifies the color scheme.\n"],
+        ["pg_dump", "- dbname\n    - Specifies the name of the database.\n- -a\n--data-only\n    - Dump only the data.\n"]])
     scores, seen = option_channel(con, "What does the -z option of tar do?")
     assert set(scores) == {"tar-11"} and seen == {"option": "-z", "units": 1}
     assert set(option_channel(con, "What does the -K option of dot do?")[0]) == {"dot-7"}
     assert option_channel(con, "What does the -c option of gvmap do?")[0] == {}
     assert set(option_channel(con, "What does --gunzip do?", unit_ids=["tar-11", "prose"])[0]) == {"tar-11"}
     assert option_channel(con, "What does --gunzip do?", unit_ids=["prose"])[0] == {}
+    assert set(option_channel(con, "What does the -a option of pg_dump do?")[0]) == {"pg_dump"}
     assert option_channel(con, "What is tar?") == ({}, {})
