@@ -7,7 +7,7 @@ every question below was answered on 1780c8a, from a sentence that says nothing 
 "What does the -y option of dot do?" and "What does the -j option of dot do?" (dot has no -j) with
 dot(1)'s SYNOPSIS at 0.88, "What does the -z option of gvpr do?" (no -z either) with "Colon-separated
 list of directories to be searched …" at 0.88, as was "What does the -y option of gvpr do?" (only dot has
--y), and "What does the -q option of gvpr do?" led with "If −f is not given, gvpr will use the first
+-y; 0.87), and "What does the -q option of gvpr do?" led with "If −f is not given, gvpr will use the first
 non-option argument as the program." All fail there; the two -V questions were answered with the
 same SYNOPSIS and "Colon-separated list …" sentences.
 """
