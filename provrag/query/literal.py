@@ -181,15 +181,12 @@ def option_channel(con, question: str, limit: int = 100,
     option = asked_option(question)
     if option is None:
         return {}, {}
-    among = [] if unit_ids is None else [list(unit_ids)]
-
-    def within(k: int) -> str:   # the restriction's parameter, when there is one, is the k-th
-        return f"AND id IN (SELECT unnest(${k}::VARCHAR[]))" if among else ""
-
-    n = con.execute(f"SELECT count(*) FROM text_units WHERE true {within(1)}", among).fetchall()[0][0]
-    ids = [r[0] for r in con.execute(f"SELECT id FROM text_units WHERE regexp_matches(text, $1) {within(2)} ORDER BY id",
-                                     [entry_pattern(option)] + among).fetchall()]
-    if not ids:
+    within = "AND id IN (SELECT unnest($2::VARCHAR[]))" if unit_ids is not None else ""
+    rows = con.execute(f"""SELECT id, (SELECT count(*) FROM text_units WHERE true {within}) FROM text_units
+                           WHERE regexp_matches(text, $1) {within} ORDER BY id""",
+                       [entry_pattern(option)] + ([list(unit_ids)] if unit_ids is not None else [])).fetchall()
+    if not rows:
         return {}, {"option": option, "units": 0}
+    ids, n = [r[0] for r in rows], rows[0][1]
     idf = math.log(1 + (max(n, 1) - len(ids) + 0.5) / (len(ids) + 0.5))
     return {uid: idf for uid in ids[:limit]}, {"option": option, "units": len(ids)}

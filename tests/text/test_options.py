@@ -3,6 +3,8 @@ entries as sentences of their own (text/sentences.py), on lines as groff prints 
 PDF: U+2212 for "-", a one-letter option run into its argument's name."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from provrag.text.options import asked_option, names_option, opens_with_option
@@ -116,6 +118,10 @@ def test_the_option_channel_finds_the_units_that_hold_the_option_s_entry():
         ["pg_dump", "- dbname\n    - Specifies the name of the database.\n- -a\n--data-only\n    - Dump only the data.\n"]])
     scores, seen = option_channel(con, "What does the -z option of tar do?")
     assert set(scores) == {"tar-11"} and seen == {"option": "-z", "units": 1}
+    # scored as a term one of the table's five units holds; within a restriction, one of its two
+    assert scores["tar-11"] == pytest.approx(math.log(1 + (5 - 1 + 0.5) / 1.5))
+    restricted = option_channel(con, "What does the -z option of tar do?", unit_ids=["tar-11", "prose"])[0]
+    assert restricted["tar-11"] == pytest.approx(math.log(1 + (2 - 1 + 0.5) / 1.5))
     assert set(option_channel(con, "What does the -K option of dot do?")[0]) == {"dot-7"}
     assert option_channel(con, "What does the -c option of gvmap do?")[0] == {}
     assert set(option_channel(con, "What does --gunzip do?", unit_ids=["tar-11", "prose"])[0]) == {"tar-11"}
