@@ -140,9 +140,10 @@ clean:
 ## registry data — train/prepare.py → train/train.py → train/evaluate.py (log → bench/results/train-<date>.*).
 ## Its own venv (.venv-train: torch CPU and ONNX tools from the `train` extra; provrag without its
 ## index dependencies); data cached in TRAIN_CACHE (outside the repository). ~45-60 min on 2 cores
-## with bf16 instructions, ~70 min in fp32 without them (16 pairs/s measured; train/machine.py).
+## with bf16 instructions, ~70-85 min in fp32 without them (14-16 pairs/s measured; train/machine.py).
 ## The manuals' pairs (measured, not shipped): make train PREPARE_ARGS=--docs TRAIN_ARGS="--answer 12000 --answer-mix docs=0.08";
 ## with Vim's "how do I" pairs too: PREPARE_ARGS="--docs --howto" TRAIN_ARGS="... --answer-mix docs=0.05,howto=0.06"
+## manual pages' option pairs: PREPARE_ARGS=--manpages TRAIN_ARGS="--answer 12000 --answer-mix manpages=0.1" (needs groff)
 TRAIN_VENV  := .venv-train
 TRAIN_CACHE ?= $(HOME)/.cache/provrag-train
 TRAIN_ARGS  ?=

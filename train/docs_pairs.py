@@ -79,7 +79,8 @@ def fetch_deb(package: str, cache: Path, downloads: list[Path]) -> Path:
     version, want = DEBS[package]
     work = cache / "debs" / "downloads"
     work.mkdir(parents=True, exist_ok=True)
-    pattern = f"{package}_{version.replace(':', '%3a')}_all.deb"  # an epoch's colon is %3a in the file name
+    # an epoch's colon is %3a in the file name; the manual pages' packages are amd64's, the docs "all"
+    pattern = f"{package}_{version.replace(':', '%3a')}_*.deb"
     found = [p for folder in [work, *downloads] for p in sorted(folder.glob(pattern))]
     if not found:
         apt_download(package, version, work)

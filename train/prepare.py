@@ -17,7 +17,8 @@ Every group (article, page title, HaluEval record) lands in exactly one split by
 name: train 80 %, calib 10 % (temperature scaling, early choice), test 10 % (held-out scores),
 so no article, page or story is on both sides. With --docs, answer pairs from Debian's Python
 and PostgreSQL manuals are added after all of these (train/docs_pairs.py); with --howto, "how do I"
-pairs from Vim's FAQ after those (train/howto_pairs.py). Pairs per task:
+pairs from Vim's FAQ after those (train/howto_pairs.py); with --manpages, option pairs from Debian's
+manual pages last (train/manpage_pairs.py). Pairs per task:
 
 - answer    (question, sentence, paragraph) → 1 if the sentence holds the annotated answer.
             Negatives are the hard ones: the other sentences of the same paragraph and of the
@@ -53,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 from provrag.text.sentences import split_sentences  # noqa: E402  (the splitter ask uses at run time)
 from docs_pairs import doc_pairs  # noqa: E402  (train/ is the script's folder)
 from howto_pairs import howto_pairs  # noqa: E402
+from manpage_pairs import manpage_pairs  # noqa: E402
 from fetch import CACHE, DOWNLOADS, fetch  # noqa: E402
 
 EXCLUDE = Path(os.environ.get("PROVRAG_TRAIN_EXCLUDE", ROOT.parent / "shared" / "eval" / "train-exclude"))
@@ -323,6 +325,9 @@ def main() -> None:
     ap.add_argument("--howto", action="store_true",
                     help="add \"how do I\" answer pairs from Vim's FAQ (train/howto_pairs.py; source \"howto\", "
                          "drawn with train.py --answer-mix howto=SHARE; not in the shipped reader)")
+    ap.add_argument("--manpages", action="store_true",
+                    help="add option answer pairs from 40 Debian packages' manual pages (train/manpage_pairs.py; "
+                         "source \"manpages\", drawn with train.py --answer-mix manpages=SHARE)")
     args = ap.parse_args()
     if not EXCLUDE.is_dir():
         sys.exit(f"the evaluation items to drop are not at {EXCLUDE} (set PROVRAG_TRAIN_EXCLUDE): not training without them")
@@ -335,6 +340,8 @@ def main() -> None:
         rows += doc_pairs(rng, counts, CACHE, DOWNLOADS, split_of, pick_hard)
     if args.howto:  # after the docs pairs, so those stay byte for byte the same
         rows += howto_pairs(rng, counts, CACHE, DOWNLOADS, split_of, pick_hard)
+    if args.manpages:  # after those too, with a generator of its own: the rows above stay the same either way
+        rows += manpage_pairs(random.Random(SEED + 3), counts, CACHE, DOWNLOADS, split_of, pick_hard)
     out = CACHE / "data"
     out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "calib", "test"):
