@@ -327,7 +327,7 @@ def main() -> None:
                          "drawn with train.py --answer-mix howto=SHARE; not in the shipped reader)")
     ap.add_argument("--manpages", action="store_true",
                     help="add option answer pairs from 40 Debian packages' manual pages (train/manpage_pairs.py; "
-                         "source \"manpages\", drawn with train.py --answer-mix manpages=SHARE)")
+                         "source \"manpages\", drawn with train.py --answer-mix manpages=SHARE; not in the shipped reader)")
     args = ap.parse_args()
     if not EXCLUDE.is_dir():
         sys.exit(f"the evaluation items to drop are not at {EXCLUDE} (set PROVRAG_TRAIN_EXCLUDE): not training without them")
