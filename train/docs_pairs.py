@@ -70,13 +70,14 @@ def apt_download(package: str, version: str, work: Path) -> None:
     subprocess.run(cmd, cwd=work, check=True)
 
 
-def fetch_deb(package: str, cache: Path, downloads: list[Path]) -> Path:
+def fetch_deb(package: str, cache: Path, downloads: list[Path], pins: dict | None = None) -> Path:
     """The package unpacked under cache/debs/<package>/ (apt-get download, dpkg -x; a .deb of the
-    pinned version already in a downloads folder is used first)."""
+    pinned version already in a downloads folder is used first). pins: {package: (version, sha256)},
+    DEBS unless another generator pins its own."""
     root = cache / "debs" / package
     if (root / ".unpacked").is_file():
         return root
-    version, want = DEBS[package]
+    version, want = (pins or DEBS)[package]
     work = cache / "debs" / "downloads"
     work.mkdir(parents=True, exist_ok=True)
     # an epoch's colon is %3a in the file name; the manual pages' packages are amd64's, the docs "all"

@@ -40,7 +40,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-from docs_pairs import DEBS, fetch_deb, sentences  # noqa: E402  (train/ is the script's folder)
+from docs_pairs import fetch_deb, sentences  # noqa: E402  (train/ is the script's folder)
 
 # package: (version, sha256 of the .deb apt-get download leaves); man pages of sections 1 and 8
 MANPAGE_DEBS = {
@@ -190,15 +190,15 @@ def program(page: Path, name_line: str) -> str:
     return name_line.split()[0].rstrip(",") if name_line else stem
 
 
-def manpage_pairs(rng: random.Random, counts: Counter, cache: Path, downloads: list[Path], split_of, pick_hard) -> list[dict]:
+def manpage_pairs(rng: random.Random, counts: Counter, cache: Path, downloads: list[Path], split_of, pick_hard,
+                  packages: dict = MANPAGE_DEBS) -> list[dict]:
     """Answer rows (the schema of prepare.squad_shifts'): per question one positive (none for an
-    option the page lacks) and up to five negatives."""
+    option the page lacks) and up to five negatives. packages: a part of MANPAGE_DEBS (tests)."""
     if shutil.which("groff") is None:
         raise SystemExit("the manpages pairs need groff (Debian: apt-get install groff-base)")
-    DEBS.update(MANPAGE_DEBS)
     rows: list[dict] = []
-    for package in sorted(MANPAGE_DEBS):
-        root = fetch_deb(package, cache, downloads)
+    for package in sorted(packages):
+        root = fetch_deb(package, cache, downloads, packages)
         group = f"manpages/{package}"
         split = split_of(group)
         pages = sorted(p for folder in PAGES for p in (root / folder).glob("*") if p.is_file() and not p.is_symlink())
@@ -238,20 +238,27 @@ def _questions(rng, counts, base, prog, entry, entries, name, synopsis, pick_har
         asks.append(("how", rng.choice(HOW_WORDINGS).format(v=phrase, p=prog)))
     for kind, question in asks:
         counts[f"manpages {kind} questions {base['split']}"] += 1
-        ctx = lambda e: f"{heading} {shown(e['before']['line'], e['before']['tag'], pdf) if e['before'] else ''}".strip()  # noqa: E731
-        out.append(_row(base, question, shown(entry["line"], entry["tag"], pdf), ctx(entry), 1, f"the {kind}'s line"))
+        out.append(_row(base, question, shown(entry["line"], entry["tag"], pdf), _context(heading, entry, pdf), 1,
+                        f"the {kind}'s line"))
         naming = [e for e in others if option in OPTION.findall(" " + e["description"])]
         rest = [e for e in others if e not in naming]
         hard = set(pick_hard(rng, question, [x["line"] for x in rest], 4 - min(2, len(naming))))
         negs = naming[:2] + [e for e in rest if e["line"] in hard][:4 - min(2, len(naming))]
         for e in negs:
-            out.append(_row(base, question, shown(e["line"], e["tag"], pdf), ctx(e), 0, "another option's line"))
+            out.append(_row(base, question, shown(e["line"], e["tag"], pdf), _context(heading, e, pdf), 0,
+                            "another option's line"))
         if kind == "option" and synopsis and rng.random() < 0.5:
             out.append(_row(base, question, as_printed(synopsis) if pdf else synopsis, f"{prog.upper()}(1) Synopsis",
                             0, "the synopsis"))
         elif kind == "option" and name and rng.random() < 0.5:
             out.append(_row(base, question, name, f"{prog.upper()}(1) Name", 0, "the name line"))
     return out
+
+
+def _context(heading: str, entry: dict, pdf: bool) -> str:
+    """What a line is read under: the page's heading and section, and the entry above it."""
+    before = entry["before"]
+    return f"{heading} {shown(before['line'], before['tag'], pdf) if before else ''}".strip()
 
 
 def _missing_option(rng, counts, base, prog, entries, pick_hard) -> list[dict]:

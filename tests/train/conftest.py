@@ -15,10 +15,11 @@ import docs_pairs  # noqa: E402
 
 @pytest.fixture(scope="module")
 def debs(tmp_path_factory):
-    """(roots {package: unpacked folder} for `packages`, cache, download folders): call with the packages."""
+    """(roots {package: unpacked folder} for `packages`, cache, download folders): call with the packages
+    (and pins={package: (version, sha256)} for packages docs_pairs.DEBS does not pin)."""
     cache = tmp_path_factory.mktemp("train-cache")
     given = [Path(p) for p in os.environ.get("PROVRAG_TRAIN_DEBS", "").split(os.pathsep) if p]
 
-    def fetch(*packages: str):
-        return {pkg: docs_pairs.fetch_deb(pkg, cache, given) for pkg in packages}, cache, given
+    def fetch(*packages: str, pins: dict | None = None):
+        return {pkg: docs_pairs.fetch_deb(pkg, cache, given, pins) for pkg in packages}, cache, given
     return fetch

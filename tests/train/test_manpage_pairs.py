@@ -17,23 +17,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "train"))
-import docs_pairs  # noqa: E402
 import manpage_pairs  # noqa: E402
 import prepare  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("groff") is None, reason="the pages are rendered with groff (groff-base)")
 PACKAGES = ("gzip", "bzip2")  # two small packages: ten pages, a few dozen options
+PINS = {p: manpage_pairs.MANPAGE_DEBS[p] for p in PACKAGES}
 
 
 @pytest.fixture(scope="module")
 def pages(debs):
-    saved = dict(docs_pairs.DEBS)
-    docs_pairs.DEBS.update({p: manpage_pairs.MANPAGE_DEBS[p] for p in PACKAGES})
-    try:
-        yield debs(*PACKAGES)
-    finally:
-        docs_pairs.DEBS.clear()
-        docs_pairs.DEBS.update(saved)
+    return debs(*PACKAGES, pins=PINS)
 
 
 def test_a_page_reads_into_its_name_synopsis_and_option_entries(pages):
@@ -53,14 +47,9 @@ def test_a_page_reads_into_its_name_synopsis_and_option_entries(pages):
 
 def test_each_option_question_has_its_line_as_the_one_positive(pages):
     _, cache, given = pages
-    only = {p: manpage_pairs.MANPAGE_DEBS[p] for p in PACKAGES}
     counts = Counter()
-    original = manpage_pairs.MANPAGE_DEBS
-    manpage_pairs.MANPAGE_DEBS = only
-    try:
-        rows = manpage_pairs.manpage_pairs(random.Random(1729), counts, cache, given, prepare.split_of, prepare.pick_hard)
-    finally:
-        manpage_pairs.MANPAGE_DEBS = original
+    rows = manpage_pairs.manpage_pairs(random.Random(1729), counts, cache, given, prepare.split_of, prepare.pick_hard,
+                                       packages=PINS)
     by_q: dict[str, list[dict]] = {}
     for r in rows:
         by_q.setdefault(r["qid"], []).append(r)
