@@ -1,6 +1,6 @@
-"""The documents behind eval/texlive and eval/heldout: where they are, how they are fetched, pinned.
+"""The documents behind eval/texlive, eval/heldout and eval/options: where they are, how they are fetched, pinned.
 
-    .venv/bin/python bench/eval_docs.py fetch SET [DEST]     # SET: texlive | heldout
+    .venv/bin/python bench/eval_docs.py fetch SET [DEST]     # SET: texlive | heldout | options
     .venv/bin/python bench/eval_docs.py check SET [DIR]      # which documents DIR lacks or holds changed
 
 Each of those sets lists its documents in eval/<set>/corpus.json: the Debian package and the
@@ -10,8 +10,14 @@ dependencies), unpacks them (``dpkg -x``), copies each listed file flat into DES
 gunzipped) with every package's copyright file under DEST/licenses/, and refuses a file whose
 sha256 differs — so the set a reviewer rebuilds is byte for byte the one the items were read from.
 
+eval/options also holds manual pages that ship only as roff source: a document with a ``render``
+field is printed to PDF by groff from its page in the package (bench/man_render.py), and, as
+groff's PDF bytes carry a date, is pinned by its page count and the sha256 of its page texts
+(``text_sha256``) instead; the .deb it comes from is pinned by sha256 (corpus.json's ``debs``,
+checked before it is unpacked). Fetching those needs groff's PDF device; a DocsError says so.
+
 DEST defaults to the cache folder ``documents_dir(SET)`` returns: $PROVRAG_TEXLIVE or
-$PROVRAG_HELDOUT when set (a folder that already holds the files, e.g. the shared TeX Live
+$PROVRAG_HELDOUT / $PROVRAG_OPTIONS when set (a folder that already holds the files, e.g. the shared TeX Live
 download), else ``$XDG_CACHE_HOME/provrag-eval/SET`` (~/.cache/...). bench/qa_sets.py and
 tests/bench/test_qa_sets.py find the documents there.
 """
@@ -28,10 +34,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+try:
+    from bench import man_render  # imported as bench.eval_docs (the tests)
+except ImportError:
+    import man_render  # run as a script, or imported from bench/: bench/ is the import root
+
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_DATA = ROOT / "eval"
-LISTED_SETS = ("texlive", "heldout")
-ENV_VARS = {"texlive": "PROVRAG_TEXLIVE", "heldout": "PROVRAG_HELDOUT"}
+LISTED_SETS = ("texlive", "heldout", "options")
+ENV_VARS = {"texlive": "PROVRAG_TEXLIVE", "heldout": "PROVRAG_HELDOUT", "options": "PROVRAG_OPTIONS"}
 
 
 class DocsError(Exception):
@@ -39,7 +50,9 @@ class DocsError(Exception):
 
 
 def listing(set_name: str) -> dict:
-    """eval/<set>/corpus.json: {"packages": {pkg: version}, "documents": [{name, package, path, sha256, pages}]}."""
+    """eval/<set>/corpus.json: {"packages": {pkg: version}, "documents": [{name, package, path, sha256, pages}]};
+    eval/options' also "debs": {pkg: sha256 of the .deb}, and rendered documents {name, package, path,
+    render, pages, text_sha256} (see the module docstring)."""
     path = EVAL_DATA / set_name / "corpus.json"
     if set_name not in LISTED_SETS or not path.exists():
         raise DocsError(f"no document listing for set {set_name!r} (sets with one: {', '.join(LISTED_SETS)})")
@@ -68,6 +81,10 @@ def problems(set_name: str, folder: Path) -> list[str]:
         f = folder / doc["name"]
         if not f.is_file():
             out.append(f"missing {doc['name']} (from {doc['package']} {meta['packages'][doc['package']]})")
+        elif "text_sha256" in doc:
+            if man_render.text_digest(f) != (doc["pages"], doc["text_sha256"]):
+                out.append(f"changed {doc['name']}: its page texts differ from {doc['path']} of {doc['package']} "
+                           f"{meta['packages'][doc['package']]} as `{doc['render']}` printed it")
         elif sha256(f) != doc["sha256"]:
             out.append(f"changed {doc['name']}: sha256 differs from {doc['package']} {meta['packages'][doc['package']]}")
     for pkg in sorted(meta["packages"]):
@@ -80,6 +97,8 @@ def fetch(set_name: str, dest: Path | None = None) -> Path:
     """Download the pinned packages and copy the listed documents and licenses into ``dest``."""
     meta = listing(set_name)
     dest = Path(dest or documents_dir(set_name))
+    if any("render" in d for d in meta["documents"]) and (why := man_render.groff_problem()):
+        raise DocsError(f"{set_name}'s manual pages are printed to PDF by groff, and here {why}")
     (dest / "licenses").mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"provrag-eval-{set_name}-") as tmp:
         work = Path(tmp)
@@ -92,6 +111,9 @@ def fetch(set_name: str, dest: Path | None = None) -> Path:
                 raise DocsError(f"apt-get download {pkg}={version} failed: {why} "
                                 f"(run `apt-get update` first; the version is pinned so the set stays the same)")
             deb = next(work.glob(f"{pkg}_*.deb"))
+            pinned = meta.get("debs", {}).get(pkg)
+            if pinned and sha256(deb) != pinned:
+                raise DocsError(f"{deb.name}: sha256 differs from the one eval/{set_name}/corpus.json pins")
             subprocess.run(["dpkg", "-x", str(deb), str(work / pkg)], check=True, timeout=600)
             deb.unlink()
             copyright_file = work / pkg / "usr" / "share" / "doc" / pkg / "copyright"
@@ -102,7 +124,12 @@ def fetch(set_name: str, dest: Path | None = None) -> Path:
                 if not src.is_file():
                     raise DocsError(f"{pkg} {version} has no {doc['path']}")
                 target = dest / doc["name"]
-                if src.suffix == ".gz":
+                if "render" in doc:
+                    try:
+                        man_render.render(src, target)
+                    except man_render.RenderError as e:
+                        raise DocsError(str(e)) from e
+                elif src.suffix == ".gz":
                     with gzip.open(src, "rb") as fin, open(target, "wb") as fout:
                         shutil.copyfileobj(fin, fout)
                 else:

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/qa_sets.py OUT [--sets squad-half,manuals,small,texlive]
                                           [--squad DIR] [--manuals DIR] [--small DIR]
-                                          [--texlive DIR] [--heldout DIR] [--no-fetch]
+                                          [--texlive DIR] [--heldout DIR] [--options DIR] [--no-fetch]
                                           [--measure PROVRAG]
 
 check_qa.py wants a folder holding corpus/ and questions.jsonl, unanswerable.jsonl and
@@ -24,8 +24,13 @@ answer, so every set pairs what is indexed with questions about what is not:
   bench/eval_docs.py fetches them once into a cache folder (or --texlive / --heldout DIR, or
   $PROVRAG_TEXLIVE / $PROVRAG_HELDOUT, name a folder that holds them) and only the listed files
   and their packages' copyright files are copied into the set's corpus/.
+- ``options``: command-line option questions over 16 Graphviz manual pages and six other
+  programs' manual pages printed to PDF by groff, with eval/options/ (dev, written blind; built
+  only when named in --sets, like heldout, see OPT_IN_SETS). Fetched the same way (or --options
+  DIR / $PROVRAG_OPTIONS); fetching needs groff's PDF device.
 
-Every written set's folder also gets its global.jsonl (bench/global_quality.py reads it).
+Every written set's folder also gets its global.jsonl when it has one (bench/global_quality.py reads it;
+eval/options has none: each of its items asks about one option).
 
 OUT is created; nothing is ever written under ../shared. With ``--measure PROVRAG`` each folder
 is then run through check_qa.py and its one-line figure printed (see ``measure``).
@@ -52,6 +57,9 @@ SHARED = Path(os.environ.get("PROVRAG_SHARED", ROOT.parent / "shared"))
 EVAL_DATA = ROOT / "eval"
 SETS = ("squad-half", "manuals", "small", "texlive")      # dev sets: what `make eval` measures
 HELD_OUT_SETS = ("heldout",)                              # measured by the lead at the end only
+# dev sets built only when named: eval/options needs groff's PDF device (Debian's groff, not the
+# groff-base every system has) to fetch, and `make eval`'s figures stay comparable run to run
+OPT_IN_SETS = ("options",)
 WRITTEN_FILES = ("questions.jsonl", "unanswerable.jsonl", "claims.jsonl", "global.jsonl")
 FOLDS = ("A", "B")
 CHECK_QA = SHARED / "checks" / "check_qa.py"
@@ -143,7 +151,7 @@ def build_small(out: Path, small: Path) -> Path:
 
 
 def build_listed(name: str, out: Path, docs: Path | None, fetch: bool = True) -> Path:
-    """texlive or heldout: the documents eval/<name>/corpus.json lists, checked by sha256, with their
+    """texlive, heldout or options: the documents eval/<name>/corpus.json lists, checked by sha256, with their
     packages' copyright files under corpus/licenses/. Without ``docs`` they come from the cache
     folder, fetched there first when missing (unless ``fetch`` is false)."""
     folder = docs or eval_docs.documents_dir(name)
@@ -167,7 +175,8 @@ def build_listed(name: str, out: Path, docs: Path | None, fetch: bool = True) ->
 
 
 def build(sets: list[str], out: Path, squad: Path, manuals: Path | None, small: Path,
-          texlive: Path | None = None, heldout: Path | None = None, fetch: bool = True) -> dict[str, Path | str]:
+          texlive: Path | None = None, heldout: Path | None = None, fetch: bool = True,
+          options: Path | None = None) -> dict[str, Path | str]:
     """Every requested folder by name (squad-half gives two), or the reason it could not be built."""
     out = out.resolve()
     if out == SHARED.resolve() or SHARED.resolve() in out.parents:
@@ -182,10 +191,11 @@ def build(sets: list[str], out: Path, squad: Path, manuals: Path | None, small: 
                 made[name] = build_manuals(out, manuals)
             elif name == "small":
                 made[name] = build_small(out, small)
-            elif name in ("texlive", "heldout"):
-                made[name] = build_listed(name, out, texlive if name == "texlive" else heldout, fetch)
+            elif name in eval_docs.LISTED_SETS:
+                docs = {"texlive": texlive, "heldout": heldout, "options": options}[name]
+                made[name] = build_listed(name, out, docs, fetch)
             else:
-                raise SetError(f"unknown set {name!r} (sets: {', '.join(SETS + HELD_OUT_SETS)})")
+                raise SetError(f"unknown set {name!r} (sets: {', '.join(SETS + HELD_OUT_SETS + OPT_IN_SETS)})")
         except (SetError, OSError, subprocess.TimeoutExpired) as e:
             made[name] = f"{type(e).__name__}: {e}"
     return made
@@ -272,12 +282,13 @@ def main() -> int:
     ap.add_argument("--small", type=Path, default=SHARED / "corpora" / "small")
     ap.add_argument("--texlive", type=Path, help="a folder holding eval/texlive's documents (default: the cache)")
     ap.add_argument("--heldout", type=Path, help="a folder holding eval/heldout's documents (default: the cache)")
+    ap.add_argument("--options", type=Path, help="a folder holding eval/options' documents (default: the cache)")
     ap.add_argument("--no-fetch", action="store_true", help="never download: a set whose documents are missing is not built")
     ap.add_argument("--measure", metavar="PROVRAG", help="then run check_qa.py with this provrag on each folder")
     a = ap.parse_args()
     try:
         made = build([s for s in a.sets.split(",") if s], a.out, a.squad, a.manuals, a.small,
-                     a.texlive, a.heldout, fetch=not a.no_fetch)
+                     a.texlive, a.heldout, fetch=not a.no_fetch, options=a.options)
     except SetError as e:
         print(e, file=sys.stderr)
         return 2

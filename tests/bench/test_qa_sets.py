@@ -3,14 +3,16 @@ claim to be, or its abstention figures mean nothing.
 
 - squad-half: the two folds index disjoint halves; every answerable question's document is in
   the fold's corpus/, every unanswerable question's document is not.
-- eval/manuals, eval/small, eval/texlive and eval/heldout: every line parses with check_qa.py's
+- eval/manuals, eval/small, eval/texlive, eval/heldout and eval/options: every line parses with check_qa.py's
   fields, every page exists in its document, every gold answer and evidence sentence is on the
   pages given, and no term an unanswerable question or unsupported claim was checked against
   occurs anywhere in the corpus, licenses included (read here independently of provrag:
   pypdfium2 page texts, DOCX/HTML/TXT text); every global question's themes name real pages.
   eval/heldout is checked too — checking that an item is valid is not tuning on it — but only
   when its documents were fetched (bench/eval_docs.py fetch heldout); the test skips, naming
-  what is missing, otherwise. Likewise eval/texlive.
+  what is missing, otherwise. Likewise eval/texlive and eval/options (whose manual pages are
+  printed by groff: its documents are checked by their page texts, and fetching them needs groff's
+  PDF device).
 - the set sizes the issues ask for, and that no held-out document is one of a dev set's.
 """
 from __future__ import annotations
@@ -110,7 +112,8 @@ def test_build_never_writes_into_shared(shared):
 
 # ---- the written sets of eval/ ---------------------------------------------------------------------
 
-WRITTEN = ("manuals", "small", "texlive", "heldout")
+WRITTEN = ("manuals", "small", "texlive", "heldout", "options")
+GLOBAL = ("manuals", "small", "texlive", "heldout")  # eval/options has no global questions: one option an item
 
 
 def listed_corpus(name: str) -> dict[str, Path]:
@@ -120,9 +123,12 @@ def listed_corpus(name: str) -> dict[str, Path]:
     wrong = eval_docs.problems(name, folder)
     missing = [w for w in wrong if w.startswith("missing")]
     if missing:  # skipped here; in CI (.ci/run fetches them) a failure naming them (tests/components.py)
+        rendered = any("render" in d for d in eval_docs.listing(name)["documents"])
+        groff = (eval_docs.man_render.groff_problem() if rendered else None) or ""
         components.missing(f"eval/{name}'s documents",
                            f"eval/{name}'s documents are not in {folder} ({len(missing)} missing: {missing[0]}, …); "
-                           f"fetch them with `python bench/eval_docs.py fetch {name}`")
+                           f"fetch them with `python bench/eval_docs.py fetch {name}`"
+                           + (f", which needs groff's PDF device, and here {groff}" if groff else ""))
     assert not wrong, wrong
     meta = eval_docs.listing(name)
     files = {d["name"]: folder / d["name"] for d in meta["documents"]}
@@ -133,7 +139,7 @@ def listed_corpus(name: str) -> dict[str, Path]:
 def written_set(request) -> tuple[str, dict[str, list[str]], Path]:
     """(set name, page texts of every document in its corpus by file name, the set's folder)."""
     name = request.param
-    if name in ("texlive", "heldout"):
+    if name in eval_docs.LISTED_SETS:
         files = listed_corpus(name)
     else:
         corpus = request.getfixturevalue("debian_manuals" if name == "manuals" else "small_corpus")
@@ -220,15 +226,18 @@ def test_no_held_out_document_is_in_a_dev_set(debian_manuals, small_corpus):
 
 
 @pytest.mark.parametrize("name, questions, unanswerable, per_label, claims, how, global_questions",
-                         [("texlive", 60, 50, 20, 60, 15, 8), ("heldout", 40, 35, 13, 40, 0, 8)])
+                         [("texlive", 60, 50, 20, 60, 15, 8), ("heldout", 40, 35, 13, 40, 0, 8),
+                          ("options", 40, 15, 6, 20, 15, 0)])
 def test_new_sets_have_the_sizes_the_issues_ask_for(name, questions, unanswerable, per_label, claims, how,
                                                       global_questions):
     """Issue 26 item 5 and issue 29: ≥ 60 answerable (≥ 15 "how do I"), ≥ 50 unanswerable, mostly
     near misses, ≥ 60 claims 20/20/20 on the dev set; ≥ 40 / 35 / 40 / 8 on the held-out one;
-    items spread over most of the listed documents. Needs no document: it reads only eval/."""
+    eval/options: ≥ 40 option questions (≥ 15 "how do I"), ≥ 15 unanswerable, ≥ 20 claims, no
+    global questions; items spread over most of the listed documents. Needs no document: it reads
+    only eval/."""
     d = EVAL / name
     qs, us, cs = (qa_sets.read_jsonl(d / f) for f in ("questions.jsonl", "unanswerable.jsonl", "claims.jsonl"))
-    gs = qa_sets.read_jsonl(d / "global.jsonl")
+    gs = qa_sets.read_jsonl(d / "global.jsonl") if name in GLOBAL else []
     assert len(qs) >= questions and len(us) >= unanswerable and len(cs) >= claims and len(gs) >= global_questions
     assert sum(q.get("kind") == "how" for q in qs) >= how
     assert all(sum(c["label"] == label for c in cs) >= per_label for label in LABELS)
@@ -243,6 +252,9 @@ def test_global_questions_name_real_pages(written_set):
     whose words count under check_global.py's rule and whose pages exist in their document (none
     only for a page-less document), every folder theme in its own document."""
     name, texts, d = written_set
+    if name not in GLOBAL:
+        assert not (d / "global.jsonl").exists()
+        pytest.skip(f"eval/{name} has no global questions (each item asks about one option)")
     items = qa_sets.read_jsonl(d / "global.jsonl")
     assert len({g["id"] for g in items}) == len(items) and any(g["scope"] == "folder" for g in items)
     for g in items:
@@ -277,6 +289,53 @@ def test_listed_documents_are_checked_by_sha256(tmp_path):
         "missing licenses/texlive-science-doc.copyright"]
     with pytest.raises(qa_sets.SetError, match="booktabs.pdf"):
         qa_sets.build_listed("texlive", tmp_path / "out", copy, fetch=False)
+
+
+def test_options_set_is_over_pages_nothing_else_reads():
+    """eval/options asks about pages no other set holds and the reader was not trained on: none of
+    its packages is one of train/manpage_pairs.py's MANPAGE_DEBS or another listed set's; each
+    document is pinned (a shipped PDF by sha256; a printed page by its .deb's sha256, the page's
+    path, its page count and the sha256 of its texts); its items are option questions. Needs no
+    document: it reads only eval/ and train/."""
+    import ast
+
+    tree = ast.parse((EVAL.parent / "train" / "manpage_pairs.py").read_text())
+    trained = next(ast.literal_eval(n.value) for n in tree.body
+                   if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "MANPAGE_DEBS" for t in n.targets))
+    meta = eval_docs.listing("options")
+    others = {pkg for name in eval_docs.LISTED_SETS if name != "options" for pkg in eval_docs.listing(name)["packages"]}
+    assert len(trained) == 40 and not set(meta["packages"]) & (set(trained) | others)
+    assert set(meta["debs"]) == set(meta["packages"]) and all(len(h) == 64 for h in meta["debs"].values())
+    rendered = [d for d in meta["documents"] if "render" in d]
+    assert len(rendered) == 6 and len(meta["documents"]) - len(rendered) == 16
+    for d in rendered:
+        assert d["render"] == " ".join(eval_docs.man_render.GROFF) and "sha256" not in d, d["name"]
+        assert d["path"].startswith("usr/share/man/man1/") and len(d["text_sha256"]) == 64 and d["pages"] >= 1
+    qs = qa_sets.read_jsonl(EVAL / "options" / "questions.jsonl")
+    assert {q["kind"] for q in qs} == {"option", "how"} and all(q["id"].startswith("opt-q") for q in qs)
+
+
+def test_printed_pages_are_checked_by_their_texts(tmp_path):
+    """eval_docs.problems on eval/options: a copy of its documents passes; a printed page whose texts
+    differ (another page under its name) is named although no byte sha256 pins it."""
+    files = listed_corpus("options")
+    copy = tmp_path / "docs"
+    (copy / "licenses").mkdir(parents=True)
+    for rel, src in files.items():
+        shutil.copyfile(src, copy / rel)
+    assert eval_docs.problems("options", copy) == []
+    shutil.copyfile(copy / "ed.1.pdf", copy / "bc.1.pdf")
+    assert eval_docs.problems("options", copy) == [
+        "changed bc.1.pdf: its page texts differ from usr/share/man/man1/bc.1.gz of bc 1.07.1-3+b1 "
+        "as `groff -t -man -Tpdf` printed it"]
+
+
+def test_fetching_printed_pages_without_groff_says_so(tmp_path, monkeypatch):
+    """Without groff's PDF device, fetching eval/options stops before downloading anything, saying why."""
+    monkeypatch.setattr(eval_docs.man_render, "groff_problem", lambda: "groff is not installed (Debian: …)")
+    with pytest.raises(eval_docs.DocsError, match="printed to PDF by groff, and here groff is not installed"):
+        eval_docs.fetch("options", tmp_path / "docs")
+    assert not (tmp_path / "docs").exists()
 
 
 # ---- bench/global_quality.py: one real answer, and the rule it is scored by --------------------------
