@@ -184,3 +184,19 @@ def test_a_sentence_scores_the_same_whatever_else_is_read_with_it(rfaq_basics):
     claims = r.claim_probs("R was initially written by Ross Ihaka and Robert Gentleman.", sents[:6])
     assert np.array_equal(claims[2], r.claim_probs("R was initially written by Ross Ihaka and Robert Gentleman.",
                                                    [sents[2]])[0])
+
+
+def test_a_printed_minus_is_read_as_the_hyphen_a_question_types():
+    """dot(1)'s option list as its Debian PDF prints it (graphviz-doc; eval/options' dot.1.pdf, p. 7):
+    groff prints an option's "-" as U+2212, which BERT's pre-tokenizer does not split from the word,
+    so "−Klayout" was one word cut into pieces no question shares. Read as "-", it is the pieces of
+    what a user types ("-K …"), and the reader reads each pair as it would with ASCII hyphens."""
+    from provrag.embeddings.minilm import model_dir
+    from provrag.learned.encode import PairEncoder, as_hyphens
+
+    encoder = PairEncoder(model_dir() / "tokenizer.json")
+    printed = "\u2212Klayout override the default layout engine implied by the command name."
+    typed = "-Klayout override the default layout engine implied by the command name."
+    assert as_hyphens(printed) == typed and as_hyphens("\u2010x \u2011y") == "-x -y"
+    assert encoder.pieces([printed]) == encoder.pieces([typed])
+    assert encoder.tokenizer.encode(typed, add_special_tokens=False).tokens[:2] == ["-", "k"]
