@@ -289,3 +289,19 @@ def test_versions_with_a_letter_and_bounds_written_after_the_number():
     assert feat["missing_numbers"] == ["1.20 or later"] and "later" not in feat["missing_words"]
     # the same bound about the same thing still states it
     assert features(claim, "Note that protrusion requires pdfTeX (version 1.20 or later).")["missing_numbers"] == []
+
+
+def test_a_number_with_its_unit_at_the_end_of_a_sentence():
+    """valgrind(1), --track-origins: "It halves Memcheck's speed and increases memory use by a minimum
+    of 100MB, and possibly more." A claim ending "… a minimum of 10MB." was supported: the full stop
+    after the unit was read as a file name's ("10mb.txt"), so the claim held no number to compare."""
+    # the passage as provrag reads it from the page (eval/options' valgrind.1.pdf, p. 21), running header first
+    evidence = ("VALGRIND(1) valgrind VALGRIND(1) Performance overhead: origin tracking is expensive. It halves "
+                "Memcheck's speed and increases memory use by a minimum of 100MB, and possibly more.")
+    assert [(q.value, q.unit) for q in quantities("a minimum of 10MB.".lower())] == [(10.0, "mb")]
+    assert [(q.value, q.unit) for q in quantities("it is 2.5m.")] == [(2.5, "")]   # was 2.0
+    assert quantities("the file 10mb.txt") == []                                   # a file name is no quantity
+    assert _labels("Valgrind's origin tracking increases memory use by a minimum of 10MB.", [evidence]) \
+        == ["contradicted"]
+    assert _labels("Valgrind's origin tracking increases memory use by a minimum of 100MB.", [evidence]) \
+        == ["supported"]

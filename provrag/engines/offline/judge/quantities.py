@@ -44,8 +44,10 @@ _DATE_RES = [  # (regex, kind, group order) — dates before plain numbers so th
     (re.compile(r"\b" + _MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b(?!\s*,?\s*\d)"), "md", "md"),
 ]
 # a unit written against its number ("20pt", "2.5m", "10mm") is the number's unit, read by `add`
-# after it as it would be after a space; without it "20pt" was no number at all
-_NUM = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:st|nd|rd|th|s)?(?:(?![\w])|(?=[a-z]{1,3}(?![\w.])))")
+# after it as it would be after a space; without it "20pt" was no number at all. The unit may end a
+# sentence ("… a minimum of 10MB."): a full stop after it was taken for a file name's ("10mb.txt"),
+# so "10MB." was no number and a claim of 10MB where the evidence says 100MB was supported
+_NUM = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:st|nd|rd|th|s)?(?:(?![\w])|(?=[a-z]{1,3}(?!\w|\.\w)))")
 # a release named with a "v" ("v4.08", "v3.0f") is a version, compared whole: read as the number
 # 4.08 it was within rounding of 4.09
 _V_VERSION = re.compile(r"(?<![\w.])v(\d+(?:\.\d+)+)([a-z])?(?![\w.]\d|\w)")
