@@ -270,14 +270,19 @@ def test_global_questions_name_real_pages(written_set):
             assert len({t["document"] for t in g["themes"]}) == len(g["themes"]), g["id"]
 
 
-def test_listed_documents_are_checked_by_sha256(tmp_path):
-    """eval_docs.problems: a copy of eval/texlive's documents passes; one changed byte, or a missing
-    license, is named — so a rebuilt set is the one its items were read from."""
-    files = listed_corpus("texlive")
-    copy = tmp_path / "docs"
+def copied_corpus(set_name: str, copy: Path) -> Path:
+    """A copy of the set's fetched documents and licenses in `copy` (listed_corpus skips without them)."""
+    files = listed_corpus(set_name)
     (copy / "licenses").mkdir(parents=True)
     for rel, src in files.items():
         shutil.copyfile(src, copy / rel)
+    return copy
+
+
+def test_listed_documents_are_checked_by_sha256(tmp_path):
+    """eval_docs.problems: a copy of eval/texlive's documents passes; one changed byte, or a missing
+    license, is named — so a rebuilt set is the one its items were read from."""
+    copy = copied_corpus("texlive", tmp_path / "docs")
     assert eval_docs.problems("texlive", copy) == []
     target = copy / "booktabs.pdf"
     data = bytearray(target.read_bytes())
@@ -318,11 +323,7 @@ def test_options_set_is_over_pages_nothing_else_reads():
 def test_printed_pages_are_checked_by_their_texts(tmp_path):
     """eval_docs.problems on eval/options: a copy of its documents passes; a printed page whose texts
     differ (another page under its name) is named although no byte sha256 pins it."""
-    files = listed_corpus("options")
-    copy = tmp_path / "docs"
-    (copy / "licenses").mkdir(parents=True)
-    for rel, src in files.items():
-        shutil.copyfile(src, copy / rel)
+    copy = copied_corpus("options", tmp_path / "docs")
     assert eval_docs.problems("options", copy) == []
     shutil.copyfile(copy / "ed.1.pdf", copy / "bc.1.pdf")
     assert eval_docs.problems("options", copy) == [
