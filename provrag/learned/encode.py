@@ -18,20 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+from provrag.text.options import plain_dashes
+
 MIN_CONTEXT = 8  # fewer word pieces of context than this say nothing: left out
-# The dashes a PDF prints for "-": U+2212 MINUS SIGN (groff's \- in a manual page's options, TeX's
-# math minus in "−1000"), U+2010 HYPHEN and U+2011 NON-BREAKING HYPHEN. BERT's pre-tokenizer splits
-# punctuation from a word but U+2212 is a math symbol, not punctuation, so "−Klayout" stayed one word,
-# cut into pieces no question shares ("−", "##kla", "##you", "##t") where "-K layout" would be "-",
-# "k", "layout"; the reader was trained on text with ASCII hyphens. Read as "-", the reader's reading of
-# dot(1)'s "−Klayout override the default layout engine …" for "What does the -K option of dot do?"
-# rises from 0.06 to 0.18, of the next option's line it stays at 0.02 (bench/results/options-blind-2026-12-02.md).
-_HYPHENS = str.maketrans({"\u2212": "-", "\u2010": "-", "\u2011": "-"})
-
-
-def as_hyphens(text: str) -> str:
-    """The text with a PDF's printed minus signs and hyphens as ASCII "-" (see _HYPHENS)."""
-    return text.translate(_HYPHENS)
 
 
 class PairEncoder:
@@ -46,9 +35,13 @@ class PairEncoder:
         self.pad = self.tokenizer.token_to_id("[PAD]")
 
     def pieces(self, texts: list[str]) -> list[list[int]]:
-        """Word-piece ids of each text, no special tokens; a printed minus or hyphen read as "-"
-        (as_hyphens)."""
-        return [e.ids for e in self.tokenizer.encode_batch([as_hyphens(t or "") for t in texts],
+        """Word-piece ids of each text, no special tokens, a PDF's printed minus signs and hyphens
+        read as "-" (text/options.plain_dashes). BERT's pre-tokenizer splits punctuation from a word,
+        but U+2212 is a math symbol: groff's "−Klayout" stayed one word, cut into pieces no question
+        shares ("−", "##kla", "##you", "##t"), where what a user types is "-", "k". Read as "-", the
+        reader's reading of dot(1)'s -K line for "What does the -K option of dot do?" rises from 0.06
+        to 0.18; of the next option's line it stays at 0.02 (bench/results/options-blind-2026-12-02.md)."""
+        return [e.ids for e in self.tokenizer.encode_batch([plain_dashes(t or "") for t in texts],
                                                            add_special_tokens=False)]
 
     def rows(self, firsts: list[str], seconds: list[str], max_length: int,

@@ -192,11 +192,12 @@ def test_a_printed_minus_is_read_as_the_hyphen_a_question_types():
     so "−Klayout" was one word cut into pieces no question shares. Read as "-", it is the pieces of
     what a user types ("-K …"), and the reader reads each pair as it would with ASCII hyphens."""
     from provrag.embeddings.minilm import model_dir
-    from provrag.learned.encode import PairEncoder, as_hyphens
+    from provrag.learned.encode import PairEncoder
+    from provrag.text.options import plain_dashes
 
     encoder = PairEncoder(model_dir() / "tokenizer.json")
     printed = "\u2212Klayout override the default layout engine implied by the command name."
     typed = "-Klayout override the default layout engine implied by the command name."
-    assert as_hyphens(printed) == typed and as_hyphens("\u2010x \u2011y") == "-x -y"
+    assert plain_dashes(printed) == typed and plain_dashes("\u2010x \u2011y") == "-x -y"
     assert encoder.pieces([printed]) == encoder.pieces([typed])
     assert encoder.tokenizer.encode(typed, add_special_tokens=False).tokens[:2] == ["-", "k"]
