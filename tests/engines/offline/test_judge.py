@@ -305,3 +305,47 @@ def test_a_number_with_its_unit_at_the_end_of_a_sentence():
         == ["contradicted"]
     assert _labels("Valgrind's origin tracking increases memory use by a minimum of 100MB.", [evidence]) \
         == ["supported"]
+
+
+def test_a_number_in_the_next_sentence_about_another_option_is_no_contradiction():
+    """valgrind(1), pp. 4-5 (eval/options): "The largest value valgrind's --num-callers option takes
+    is 500." was contradicted by page 5, whose sentence naming --num-callers states no number and
+    whose next, about --error-limit, states 10,000,000 and 1,000. Not stating is not contradicting:
+    only a number in the sentence that states the rest of the claim stands in the claim's place."""
+    # the passages as provrag reads them from the pages (valgrind.1.pdf, text units of pp. 5 and 4)
+    p5 = ("By default stack scanning is disabled. Typically, stack scanning generates so many garbage entries that this\n"
+          "value is set to a low value (5) by default. In no case will a stack trace larger than the value specified by\n"
+          "--num-callers be created.\n--error-limit=<yes|no> [default: yes]\n"
+          "When enabled, Valgrind stops reporting errors after 10,000,000 in total, or 1,000 different ones, have\n"
+          "been seen.")
+    p4 = ("--num-callers=<number> [default: 12]\nSpecifies the maximum number of entries shown in stack traces that "
+          "identify program locations. Note\nthat errors are commoned up using only the top four function locations "
+          "(the place in the current\nfunction, and that of its three immediate callers). So this doesn't affect the "
+          "total number of errors\nreported.\nThe maximum value for this is 500.")
+    assert _labels("The largest value valgrind's --num-callers option takes is 500.", [p5]) == ["unsupported"]
+    # …but a neighbour's number that counts the same thing does stand in its place (HaluEval dev
+    # he-dev-0096: the park "opened in summer 2009" in the sentence after the one naming the slide)
+    park = ('Verrückt (German for "crazy" or "insane") was a water slide at the Schlitterbahn Kansas City water '
+            "park.Schlitterbahn Waterpark Kansas City is a water park that opened in summer 2009 in Kansas City, Kansas.")
+    [v] = judge("The water park in Kansas City that opened in 2010 and featured a slide named after the German word "
+                "for crazy was Schlitterbahn Waterpark.", [park], CFG)
+    assert v["label"] == "contradicted" and "states 2009 where the claim has 2010" in v["reason"]
+    # a number in the sentence that says the rest still stands in the claim's place
+    [v] = judge("By default, --num-callers is 20.", [p4], CFG)
+    assert v["label"] == "contradicted"
+    # and the reason says what the page states instead, not "not stated: 20" under a contradiction
+    assert "states 12 where the claim has 20" in v["reason"] and "not stated" not in v["reason"]
+    assert _labels("By default, --num-callers is 12.", [p4]) == ["supported"]
+
+
+def test_a_manual_pages_section_number_is_no_quantity():
+    """gvpack(1), p. 1 (eval/options): "gvpack can pack at most 1,000 graphs in one run." was contradicted
+    by the page's running header, whose "GVPACK(1)" was read as the number 1 standing where the
+    claim has 1,000. A page's name with its section names a page; it counts nothing."""
+    assert quantities("gvpack(1) general commands manual gvpack(1)") == []
+    assert quantities("see printf(3) and exit(3p).") == []
+    assert [q.value for q in quantities("steps (1) and (2) take 3 s")] == [1.0, 2.0, 3.0]   # not a page's name
+    # the page's head as provrag reads it (eval/options' gvpack.1.pdf, p. 1)
+    head = ("GVPACK(1) General Commands Manual GVPACK(1) NAME gvpack − merge and pack disjoint graphs SYNOPSIS "
+            "gvpack [ −nguv? ][ −mmargin ][ −arrayopts ][ −ooutfile ][ −sgraph_name ][ −Gname=value ][ files ]")
+    assert _labels("gvpack can pack at most 1,000 graphs in one run.", [head]) == ["unsupported"]

@@ -33,7 +33,13 @@ def _reason(feat: dict, label: str) -> str:
     bits = [] if feat["missing_words"] or feat["swaps"] else [f"covers {feat['coverage']:.0%} of the claim"]
     if feat["focus_coverage"] != feat["coverage"]:
         bits.append(f"answer words {feat['focus_coverage']:.0%}")
-    if feat["missing_numbers"]:
+    if feat["missing_numbers"] and label == "contradicted" and feat["stated_numbers"] and not feat["swaps"]:
+        # a contradiction says what the text states instead; "not stated" alone reads as no contradiction
+        bits.append(f"states {', '.join(feat['stated_numbers'][:2])} where the claim has "
+                    + ", ".join(feat["missing_numbers"][:3]))
+    elif feat["missing_numbers"] and not (label == "contradicted"
+                                          and set(feat["missing_numbers"]) <= {c for c, _ in feat["swaps"]}):
+        # (a swap below already says what the text states in the number's place)
         bits.append("not stated: " + ", ".join(feat["missing_numbers"][:3]))
     if feat["missing_words"]:
         bits.append("missing: " + ", ".join(feat["missing_words"][:5]))

@@ -306,6 +306,15 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
                            if body.strip() else [(0, len(evidence))], lambda p, n: coverage(p, n + head_nums),
                            lambda t: _pool(t) | head_pool, _covered, lambda t: _negated(t, scope, None),
                            lambda stems: _lcs(c.stems, stems) / max(1, len(c.stems)))
+    # the span's numbers that stand in a claim number's place: those of the sentence that states the
+    # rest of the claim (`core`), and a neighbour's that count the same thing (words around them
+    # shared: "opened in 2009" against "opened in 2010"); a neighbour's other numbers are about
+    # its own subject ("…the value specified by --num-callers. --error-limit … after 10,000,000 in
+    # total" does not say --num-callers' maximum is other than 500)
+    said = [(core, n) for n in core.numbers] + [(head_t, n) for n in head_nums]
+    in_place = {id(q): said + [(st, n) for n in st.numbers if n.ctx & q.ctx] for q in num_missing}
+    conflicting = [q for q in num_missing if comparable(q, [n for _, n in in_place[id(q)]])
+                   and not qty_ok(q, unit.numbers + head_nums)]
     return {
         "slot_swap": float(swap is not None),
         "swap_order": swap[3] if turned and swap is not None else 0.0,
@@ -326,9 +335,11 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         "focus_coverage": focus_cov,
         "max_missing": max([weights[i] for i in miss_idx] + [0.0]) / 8.0,   # rarest missing word, 0..1
         "number_missing": float(bool(num_missing)),
-        # a claim number the whole text never states, where the span states one of its kind
-        "number_conflict": float(any(comparable(q, nums) and not qty_ok(q, unit.numbers + head_nums)
-                                     for q in num_missing)),
+        # a claim number the whole text never states, where the span states one of its kind in its place
+        "number_conflict": float(bool(conflicting)),
+        # what the span states there, as it reads ("12"), for the reason shown
+        "stated_numbers": list(dict.fromkeys(normalise(t.raw)[n.start:n.end] for q in conflicting
+                                             for t, n in in_place[id(q)] if comparable(q, [n]))),
         "name_conflict": float(bool(name_missing) and bool(span_names)),
         "negation_mismatch": float((c.negations > 0) != _negated(core, scope, core_pool)),
         # the stricter form a contradiction needs: the claim's negation must bear on what the span states
