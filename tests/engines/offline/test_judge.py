@@ -349,3 +349,25 @@ def test_a_manual_pages_section_number_is_no_quantity():
     head = ("GVPACK(1) General Commands Manual GVPACK(1) NAME gvpack − merge and pack disjoint graphs SYNOPSIS "
             "gvpack [ −nguv? ][ −mmargin ][ −arrayopts ][ −ooutfile ][ −sgraph_name ][ −Gname=value ][ files ]")
     assert _labels("gvpack can pack at most 1,000 graphs in one run.", [head]) == ["unsupported"]
+
+
+def test_a_claims_option_must_be_stated():
+    """ed(1), p. 1 (eval/options): "ed's -l option makes ed exit with status 1 whenever a command
+    fails." (it does the opposite: -l is --loose-exit-status) was supported by the page's exit
+    statuses, which never name -l: the one-letter "l" was no word at all, and once it was, the
+    "L." of "Andrew L. Moore" stood in for it. An option names one thing, as a path does."""
+    from provrag.engines.offline.judge.analysis import analyse
+
+    # the end of the page as provrag reads it (eval/options' ed.1.pdf, p. 1)
+    page = ("Exit status: 0 for a normal exit, 1 for environmental problems (file not found, invalid command line "
+            "options,\nI/O errors, etc), 2 to indicate a corrupt or invalid input file, 3 for an internal consistency "
+            "error (e.g., bug)\nwhich caused ed to panic.\nREPORTING BUGS\nReport bugs to bug-ed@gnu.org\nCOPYRIGHT\n"
+            "Copyright © 1994 Andrew L. Moore.\nGNU ed 1.19 January 2023 1")
+    assert _labels("ed's -l option makes ed exit with status 1 whenever a command fails.", [page]) == ["unsupported"]
+    # options are names, their case kept; a dash inside a word ("so-called", "10-bit") makes none
+    t = analyse("Use −K layout, -l and -L, or --num-callers=12; a so-called 10-bit mode")
+    assert {"-K", "-l", "-L", "num-cal"} <= t.names and "-l" in t.stems and "-L" in t.stems
+    assert not {"-bit", "-cal", "bit", "so-cal"} & t.names
+    # a page that names the option states it ("−r" as a groff PDF prints it)
+    assert _labels("gc's -r option recursively analyzes subgraphs.",
+                   ["−r Recursively analyze subgraphs."]) == ["supported"]

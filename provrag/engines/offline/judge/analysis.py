@@ -67,6 +67,18 @@ def analyse(text: str) -> Text:
             t.names.add(tok.rstrip("/"))
             pos.append(m.start())
             continue
+        if _is_option(text, m.start()):
+            # an option ("-l", "--num-callers", groff's "−K") names one thing, as a path does: one
+            # letter is all a claim may say of it (kept, its case too), and a span that does not state
+            # it does not state the claim ("ed's -l option makes ed exit with status 1 whenever a
+            # command fails" was supported by ed's "Exit status: … 1 for environmental problems")
+            s = "-" + tok if len(tok) == 1 else stem(low)
+            t.all_stems.add(s)
+            t.stems.append(s)
+            t.words.append("-" + tok if len(tok) == 1 else tok)
+            t.names.add(s)
+            pos.append(m.start())
+            continue
         if low.endswith("n't"):
             t.negations += 1
             t.neg_at.append(len(t.stems))
@@ -103,6 +115,15 @@ def analyse(text: str) -> Text:
         t.numbers[n] = replace(q, ctx=frozenset(t.stems[max(0, a - 3):a] + t.stems[b:b + 3]),
                                after=frozenset(t.stems[b:b + 2]))
     return t
+
+
+def _is_option(text: str, start: int) -> bool:
+    """Is the word at `start` a command-line option: right after a dash ("-l", "--all", a PDF's
+    U+2212 "−K") that itself follows no letter or digit ("so-called" and "10-bit" are words)?"""
+    from provrag.text.options import plain_dashes
+
+    before = plain_dashes(text[max(0, start - 2):start])
+    return before.endswith("-") and (len(before) < 2 or not before[0].isalnum())
 
 
 # capitalised only because they start a sentence

@@ -31,8 +31,10 @@ def _covered(s: str, pool: frozenset[str]) -> bool:
     or a near spelling of a long word (transliterations, typos: Raghunandan/Raghunandhan)."""
     if s in pool:
         return True
-    if s.startswith("/"):
-        return False  # a path names one place: "/var" is not "/var/tmp"
+    if s.startswith(("/", "-")):
+        # a path names one place: "/var" is not "/var/tmp"; a short option is its letter after a dash
+        # ("-r" is not the "R." of "Emden R. Gansner")
+        return False
     if "-" in s and all(stem(p) in pool for p in s.split("-") if p):
         return True
     if len(s) >= 4:
