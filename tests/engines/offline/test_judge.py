@@ -335,6 +335,10 @@ def test_a_number_in_the_next_sentence_about_another_option_is_no_contradiction(
     assert v["label"] == "contradicted"
     # and the reason says what the page states instead, not "not stated: 20" under a contradiction
     assert "states 12 where the claim has 20" in v["reason"] and "not stated" not in v["reason"]
+    # what the claim states too is not what the text states instead (the sample's phone list)
+    [v] = judge("Dana Whitlock's phone number is 0555 0199.", ["| Senior shift operator | Dana Whitlock | 0555 0123 |"],
+                CFG)
+    assert v["label"] == "contradicted" and "states 0123 where the claim has 0199" in v["reason"]
     assert _labels("By default, --num-callers is 12.", [p4]) == ["supported"]
 
 

@@ -339,9 +339,11 @@ def features(claim: str, evidence: str, max_window: int = 2, focus: str | None =
         "number_missing": float(bool(num_missing)),
         # a claim number the whole text never states, where the span states one of its kind in its place
         "number_conflict": float(bool(conflicting)),
-        # what the span states there, as it reads ("12"), for the reason shown
-        "stated_numbers": list(dict.fromkeys(normalise(t.raw)[n.start:n.end] for q in conflicting
-                                             for t, n in in_place[id(q)] if comparable(q, [n]))),
+        # what the span states there, as it reads ("12"), for the reason shown: not the numbers
+        # the claim states too ("0555" of "0555 0123" against "0555 0199")
+        "stated_numbers": list(dict.fromkeys(
+            normalise(t.raw)[n.start:n.end] for q in conflicting for t, n in in_place[id(q)]
+            if comparable(q, [n]) and not any(qty_ok(x, [n]) for x in c.numbers))),
         "name_conflict": float(bool(name_missing) and bool(span_names)),
         "negation_mismatch": float((c.negations > 0) != _negated(core, scope, core_pool)),
         # the stricter form a contradiction needs: the claim's negation must bear on what the span states
