@@ -311,7 +311,8 @@ def test_a_number_in_the_next_sentence_about_another_option_is_no_contradiction(
     """valgrind(1), pp. 4-5 (eval/options): "The largest value valgrind's --num-callers option takes
     is 500." was contradicted by page 5, whose sentence naming --num-callers states no number and
     whose next, about --error-limit, states 10,000,000 and 1,000. Not stating is not contradicting:
-    only a number in the sentence that states the rest of the claim stands in the claim's place."""
+    a number stands in the claim's place only in the sentence that states the rest of the claim, or
+    in a neighbour where it counts the same thing."""
     # the passages as provrag reads them from the pages (valgrind.1.pdf, text units of pp. 5 and 4)
     p5 = ("By default stack scanning is disabled. Typically, stack scanning generates so many garbage entries that this\n"
           "value is set to a low value (5) by default. In no case will a stack trace larger than the value specified by\n"

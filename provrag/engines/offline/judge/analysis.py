@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from provrag.engines.offline.judge.lexicon import NEGATION, NUMBER_WORDS, stem
 from provrag.engines.offline.judge.quantities import Qty, quantities
+from provrag.text.options import plain_dashes
 from provrag.text.segment import evidence_sentences
 from provrag.text.words import JUDGE_STOP_WORDS as STOP
 
@@ -120,8 +121,6 @@ def analyse(text: str) -> Text:
 def _is_option(text: str, start: int) -> bool:
     """Is the word at `start` a command-line option: right after a dash ("-l", "--all", a PDF's
     U+2212 "−K") that itself follows no letter or digit ("so-called" and "10-bit" are words)?"""
-    from provrag.text.options import plain_dashes
-
     before = plain_dashes(text[max(0, start - 2):start])
     return before.endswith("-") and (len(before) < 2 or not before[0].isalnum())
 
