@@ -26,6 +26,9 @@ _RUN_ON = re.compile(r"[A-Za-z]+(?:=\S*)?,?")
 LEADING_TOKENS = 3   # "-a, --all do not ignore …": the option's tag is the line's first words
 # "Which option of gc counts …?", "What flag makes ls …?": the answer is an option's entry
 _WHICH_OPTION = re.compile(r"^\s*(?:which|what)\s+(?:command[- ]line\s+)?(?:option|flag|switch)s?\b", re.I)
+# "What does the -K option of dot do?", "What does gvgen -k generate?", "What is the -v flag of bc for?"
+_WHAT_DOES = re.compile(r"^\s*what\s+does\s+(?P<subject>.+?)\s+[a-z]+(?:\s+(?:off|on|out|up))?\s*\?\s*$", re.I)
+_WHAT_FOR = re.compile(r"^\s*what\s+is\s+(?P<subject>.+?)\s+(?:used\s+)?for\s*\?\s*$", re.I)
 
 
 def plain_dashes(text: str) -> str:
@@ -76,6 +79,22 @@ def opens_with_option(sentence: str, option: str) -> bool:
 def asks_which_option(question: str) -> bool:
     """Whether the question asks which option does something ("Which option of gc counts …?")."""
     return bool(_WHICH_OPTION.match(question))
+
+
+def asks_what_option_does(question: str) -> bool:
+    """Whether the question asks only what an option does or is for, of one program or none:
+    "What does the -K option of dot do?", "What does gvgen -k generate?", "What is the -v flag of bc
+    for?", "What does valgrind's --leak-check=full do?". Its entry in that program's option list
+    answers it by the manual's own layout. A question that asks a fact about the option does not
+    qualify ("What is the default scale factor of dot's -s option?", "Which version of cscope added
+    -q?", "What is the highest resolution --dpi accepts?"): the entry seldom states it, so only
+    the reader may find the sentence that does. Nor does one whose subject holds more than the
+    option and one program's name ("What does the --license option of a GNU program print?")."""
+    m = _WHAT_DOES.match(question) or _WHAT_FOR.match(question)
+    if not m or asked_option(m["subject"]) is None:
+        return False
+    rest = re.sub(rf"(?<![\w-]){_OPTION}(?:=\S*)?", " ", plain_dashes(m["subject"]), count=1)
+    return len(program_words(rest)) <= 1 and asked_option(rest) is None
 
 
 def is_option_entry(sentence: str) -> bool:

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from provrag.text.options import asked_option, names_option, opens_with_option
+from provrag.text.options import asked_option, asks_what_option_does, names_option, opens_with_option
 from provrag.text.sentences import split_sentences
 
 
@@ -128,3 +128,24 @@ def test_the_option_channel_finds_the_units_that_hold_the_option_s_entry():
     assert option_channel(con, "What does --gunzip do?", unit_ids=["prose"])[0] == {}
     assert set(option_channel(con, "What does the -a option of pg_dump do?")[0]) == {"pg_dump"}
     assert option_channel(con, "What is tar?") == ({}, {})
+
+
+@pytest.mark.parametrize("question, only_what", [
+    ("What does the -K option of dot do?", True),
+    ("What is the -v flag of bc for?", True),
+    ("What does gvgen -k generate?", True),
+    ("What does the -n flag of gvpr turn off?", True),
+    ("What does valgrind's --leak-check=full do?", True),
+    ("What is -v for?", True),
+    # a fact about the option, which its entry seldom states
+    ("What is the default scale factor of dot's -s option?", False),
+    ("Which version of cscope added the -q option?", False),
+    ("What is the highest resolution tesseract's --dpi option accepts?", False),
+    ("Which option of gc counts connected components?", False),
+    # more than the option and one program's name
+    ("What does the --license option of a GNU program print?", False),
+    ("What does the -a and -b option of ls do?", False),
+    ("What does the dog do?", False),
+])
+def test_a_question_that_asks_only_what_an_option_does(question, only_what):
+    assert asks_what_option_does(question) is only_what

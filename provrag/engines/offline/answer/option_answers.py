@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from provrag.text.options import (asked_option, asks_which_option, is_option_entry, names_option, opens_with_option,
-                                  program_words)
+from provrag.text.options import (asked_option, asks_what_option_does, asks_which_option, is_option_entry,
+                                  names_option, opens_with_option, program_words)
 
 OPTION_ENTRIES = 4       # a named option's entries read besides the other candidates (a page's copies, an option in two lists)
 
@@ -82,16 +82,45 @@ def option_entries(question: str, ranked: list[dict], records: list[dict]) -> li
             and (named is None or c["record"] in named)][:OPTION_ENTRIES]
 
 
-def entry_of_option(entries: list[dict], relevance, threshold: float, best: float) -> tuple[list[dict], float]:
+def naming_the_program(question: str, entries: list[dict], records: list[dict]) -> list[dict]:
+    """The entries whose passage names the program the question names, when it names one and no
+    document is titled by it: another program's entry for the same option does not answer for it.
+    Over five manual pages (pv, tree, zstd, lz4, ncdu), "What does the -q option of git do?" was
+    answered with pv(1)'s "-q, --quiet No output.", its passage read as relevant at 0.57; pv's page
+    never names git. A manual titled otherwise that documents the program names it."""
+    words = program_words(question)
+    if not words:
+        return entries
+    return [c for c in entries
+            if words & set(re.split(r"[^a-z0-9+]+", str(records[c["record"]].get("text") or "").lower()))]
+
+
+def entry_of_option(question: str, entries: list[dict], records: list[dict], relevance, threshold: float,
+                    best: float) -> tuple[list[dict], float]:
     """For a question that names an option, when no sentence answers by the reader's reading: the
     option's entry (option_entries) in the passage the passage head reads as most relevant
-    (`relevance`: record → probability), when it reads it as relevant (at or above the threshold),
-    with that probability as the confidence, as question_forms.said_about answers "what is said
-    about" questions. The entry states what the
-    option does by the manual's own layout; what the model decides is whether its page is about
-    what the question asks (dot(1)'s, not gvpr(1)'s, for "-c of dot"). The reader was never taught
-    that an option's line answers: it reads "−Klayout override the default layout engine implied
-    by the command name." at 0.06 for "What does the -K option of dot do?" and a man page's
-    option lines at 0.13 on average (bench/results/option-entries-2026-12-01.md)."""
+    (`relevance`: record → probability), with that probability as the confidence, as
+    question_forms.said_about answers "what is said about" questions. The entry states what the
+    option does by the manual's own layout; the reader was never taught that an option's line
+    answers: it reads "−Klayout override the default layout engine implied by the command name."
+    at 0.06 for "What does the -K option of dot do?" and a man page's option lines at 0.13 on
+    average (bench/results/option-entries-2026-12-01.md).
+
+    The passage head decides whether the entry's page is about what the question asks (dot(1)'s,
+    not gvpr(1)'s, for "-c of dot"): it must read it as relevant (at or above the threshold),
+    unless the question asks only what the option does (text/options.asks_what_option_does) of a
+    program whose own manual holds the entry (of_the_named_program). Then the page is the asked
+    one by its title, and the entry is the answer whatever the head makes of the page: it read
+    bc(1)'s page at 0.13 for "What is the -v flag of bc for?", whose entry is "-v, --version Print
+    the version number and copyright and quit." (bench/results/own-entry-2026-12-02.md). The
+    confidence stays the head's reading: the entry answers by layout, not because the model is
+    sure. When no document is titled by the program the question names, an entry answers only
+    from a passage that names it (naming_the_program)."""
+    only_what = asks_what_option_does(question)
+    own = only_what and of_the_named_program(question, records) is not None
+    if only_what and not own:
+        entries = naming_the_program(question, entries, records)
+        if not entries:
+            return [], best
     prob, entry = max(((relevance(c["record"]), c) for c in entries), key=lambda x: x[0])
-    return ([entry], round(float(prob), 4)) if prob >= threshold else ([], best)
+    return ([entry], round(float(prob), 4)) if prob >= threshold or own else ([], best)

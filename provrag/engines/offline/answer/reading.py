@@ -241,9 +241,10 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
             if pscores is not None and pscores[ri] is not None:
                 return pscores[ri]
             return memoised(question, "passage", [passage_text(context[ri])], lambda t: r.passage_scores(question, t))[0]
-        picked, best = entry_of_option(entries, relevance, threshold, best)
+        picked, best = entry_of_option(question, entries, context, relevance, threshold, best)
         if info is not None and picked:
-            info["answered_by"] = "the option's entry in a passage the passage head reads as relevant"
+            info["answered_by"] = ("the option's entry in a passage the passage head reads as relevant" if best >= threshold
+                                   else "the option's entry in the manual of the program the question names")
     if not picked and asks_what_is_said(question):
         picked, best = said_about(cands, relevant, pscores, threshold, best)
         if info is not None and picked:
