@@ -35,7 +35,10 @@ ANSWER = ("The supplemental treaty between the United States and Great Britain f
           "African slave trade was ratified. The Emperor of France vindicated the neutrality he proclaimed. "
           "The Debian developers' reference is mainly a guide to tax law.")
 VERDICTS = {"supported", "contradicted", "unsupported"}
-COMMAND_SECONDS = 1200
+# a hang fails the run after this; not a speed bound. `index` alone takes ~10 min here (the module: 925 s
+# on 2026-12-02), but beside the main suite, as `make test` runs it, it passed 1,200 s in CI86 (the
+# model at 5.3 tokens/s) and in CI83/84 (6.2)
+COMMAND_SECONDS = 1800
 GIVE_UP_AFTER = 2
 ITEM_STAGES = ("extract", "summarize", "report", "map", "reduce", "answer", "judge")  # model steps with items
 
@@ -43,7 +46,7 @@ ITEM_STAGES = ("extract", "summarize", "report", "map", "reduce", "answer", "jud
 def cli(provrag_script, args, env, log, server) -> dict:
     """One provrag command with --json; its stdout parsed, everything it printed kept for the leak check."""
     started = time.monotonic()
-    try:  # a hang fails the run in 20 min, saying how far it got
+    try:  # a hang fails the run in 30 min, saying how far it got
         run = subprocess.run(provrag_script + args + ["--json"], capture_output=True, text=True, env=env,
                              timeout=COMMAND_SECONDS)
     except subprocess.TimeoutExpired as e:
