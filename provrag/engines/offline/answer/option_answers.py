@@ -16,6 +16,11 @@ from provrag.text.options import (asked_option, asks_what_option_does, asks_whic
 OPTION_ENTRIES = 4       # a named option's entries read besides the other candidates (a page's copies, an option in two lists)
 
 
+def _names(text) -> set[str]:
+    """The words a title or a passage names a program with, lower case ("gzip", "g++")."""
+    return set(re.split(r"[^a-z0-9+]+", str(text or "").lower()))
+
+
 def of_the_named_program(question: str, records: list[dict]) -> set[int] | None:
     """The records whose document's title holds a word the question names besides its option
     ("gzip" in "What does gzip -j do?": gzip.1's), or None when no record's does (a manual whose
@@ -25,7 +30,7 @@ def of_the_named_program(question: str, records: list[dict]) -> set[int] | None:
     read against the whole index after gzip(1) did not answer (query/escalate.py)."""
     words = program_words(question)
     held = {ri for ri, r in enumerate(records)
-            if words & set(re.split(r"[^a-z0-9+]+", str(r.get("document") or r.get("path") or "").lower()))}
+            if words & _names(r.get("document") or r.get("path"))}
     return held or None
 
 
@@ -91,8 +96,7 @@ def naming_the_program(question: str, entries: list[dict], records: list[dict]) 
     words = program_words(question)
     if not words:
         return entries
-    return [c for c in entries
-            if words & set(re.split(r"[^a-z0-9+]+", str(records[c["record"]].get("text") or "").lower()))]
+    return [c for c in entries if words & _names(records[c["record"]].get("text"))]
 
 
 def entry_of_option(question: str, entries: list[dict], records: list[dict], relevance, threshold: float,
