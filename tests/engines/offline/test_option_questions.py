@@ -66,3 +66,29 @@ def test_an_option_of_a_program_no_page_names_is_not_answered_by_another_s(graph
     """git has no page here, and neither page names git: gvpr's "-q" entry is no answer for it."""
     res = ask(graphviz_man_index, "What does the -q option of git do?")
     assert res["abstained"], res["answer"]
+
+
+@pytest.mark.parametrize("question", [
+    # on 20bb7c8 each was answered with the option's entry, which states no version and no speed:
+    # "−y invert y coordinate in output." at 0.92 and 0.60, "−q Turns offwarning messages." at 0.89
+    "Which version of dot added the -y option?",
+    "Which version of gvpr added the -q option?",
+    "How much faster is dot with the -y option?",
+])
+def test_an_entry_that_states_no_asked_fact_does_not_answer_for_it(graphviz_man_index, question):
+    res = ask(graphviz_man_index, question)
+    assert res["abstained"], res["answer"]
+
+
+def test_an_entry_that_states_the_asked_fact_still_answers(graphviz_man_index):
+    assert lead(ask(graphviz_man_index, "What is the default scale of dot's -s option?")) == \
+        "\u2212sfscale scale input by fscale,the default is 72."
+
+
+def test_only_entries_stating_an_asked_fact_may_answer_for_it():
+    from provrag.engines.offline.answer.option_answers import stating_entries
+
+    entry, other = {"sentence": "\u2212y invert y coordinate in output."}, {"sentence": "Added in 2.30."}
+    assert stating_entries([entry], [entry, other], ()) == [entry]              # no fact asked: all entries
+    assert stating_entries([entry], [other], ("version",)) == []                 # asked, and the entry states none
+    assert stating_entries([entry], [entry], ("version",)) == [entry]

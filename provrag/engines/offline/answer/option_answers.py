@@ -99,6 +99,21 @@ def naming_the_program(question: str, entries: list[dict], records: list[dict]) 
     return [c for c in entries if words & _names(records[c["record"]].get("text"))]
 
 
+def stating_entries(entries: list[dict], eligible: list[dict], asked: tuple[str, ...]) -> list[dict]:
+    """The option's entries that may answer when no sentence does (entry_of_option): all of them,
+    unless the question asks for a limit, a version or a cost (`asked`, near_miss.stating_asked_fact's
+    kinds). Then only an entry that states one, i.e. one of the candidates that function kept
+    (`eligible`). An entry says what an option does, not its largest value nor the version that added
+    it: "What is the largest rate pv's -L option accepts?" was answered with "-L RATE, --rate-limit
+    RATE Limit the transfer to a maximum of RATE bytes per second." (0.83), and "Which version of zstd
+    added the --patch-from option?" with the option's entry, which names no version, though the
+    reader had found that no candidate states the fact asked."""
+    if not asked:
+        return entries
+    stating = {id(c) for c in eligible}
+    return [e for e in entries if id(e) in stating]
+
+
 def entry_of_option(question: str, entries: list[dict], records: list[dict], relevance, threshold: float,
                     best: float) -> tuple[list[dict], float]:
     """For a question that names an option, when no sentence answers by the reader's reading: the

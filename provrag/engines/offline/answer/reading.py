@@ -38,7 +38,7 @@ from provrag.engines.offline.answer.focus import anchor_term, points_elsewhere, 
 from provrag.engines.offline.answer.near_miss import (about_the_subject, names_nowhere, preferring_asked_fact,
                                                      preferring_definition, stating_asked_fact)
 from provrag.engines.offline.answer.option_answers import (about_the_option, entry_of_option, option_entries,
-                                                          preferring_option_entry)
+                                                          preferring_option_entry, stating_entries)
 from provrag.engines.offline.answer.question_forms import asks_what_is_said, question_parts, said_about
 from provrag.engines.offline.answer.scoring import rank_sentences
 from provrag.engines.offline.answer.wording import normalised, said_already
@@ -236,7 +236,7 @@ def read(question: str, context: list[dict], cfg: Config, r, idf: dict[str, floa
         answering += other_parts(question, cands, answering, r, paragraphs, threshold)
     picked = focus_read(question, answering, context, idf or {}, n)
     best = eligible[0]["prob"] if eligible else 0.0
-    if not picked and entries:
+    if not picked and (entries := stating_entries(entries, eligible, asked)):
         def relevance(ri: int) -> float:   # the passage head's reading, also of a passage it did not rank
             if pscores is not None and pscores[ri] is not None:
                 return pscores[ri]
