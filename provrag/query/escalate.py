@@ -13,10 +13,13 @@ tools, narrowest first:
 Before them, when a local or basic question names documents of the index ("How do I letterspace
 text with microtype?" names microtype.pdf: query/named.py), the chosen route first reads only
 those documents (`named`), so a package's own manual answers before another that mentions it.
-When that attempt abstains, the routes above run over the whole index as they would have, and
-the retries they may take are not spent on it — except for a question that asks for a limit, a
-version or a cost (text/asked.py: "What is the maximum line length a listing may have in the
-listings package?"): the fact of a named package stands in its own documents, so the wider
+When that attempt abstains, the routes above run as they would have, and the retries they may
+take are not spent on it, but they read only the passages that name what the question names
+(named.naming_units: the named documents, and the others that say the naming terms), so "Who
+wrote the booktabs package?" is not answered by who wrote listings; unless those terms are
+words of much of the index. A question that asks for a limit, a version or a cost
+(text/asked.py: "What is the maximum line length a listing may have in the listings package?")
+is confined further: the fact of a named package stands in its own documents, so the wider
 routes read those documents only. Over all 606 TeX Live PDFs, the whole index held another
 manual's own maximum ("line_max … Maximum length of an output line", memoir's) for that question.
 
@@ -124,6 +127,7 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
     confined = named is not None and bool(asked_facts(question))
     if confined:
         routes.remove(chosen)   # the named attempt is the chosen route over the named documents
+    naming = None   # the named documents' units and the others that name them (made when `named` abstained)
     attempts: list[dict] = []
     kept, kept_route, kept_stages = None, chosen, []
     for n, route in enumerate(routes):
@@ -152,6 +156,14 @@ def search_with_retries(reader, question: str, cfg: Config, engine, trace, chose
         if confined and route in ("local", "basic", "wide"):
             restrict, said = named.unit_ids, named.terms
             scope = {**scope, "documents": named.documents}
+        elif named is not None and route in ("local", "basic", "wide"):
+            if naming is None:
+                from provrag.query.named import naming_units
+
+                naming = naming_units(reader.con, getattr(reader, "path", None), named) or []
+            if naming:
+                restrict, said = naming, named.terms
+                scope = {**scope, "naming": named.terms, "units": len(naming)}
         found = run_route(chosen if route == "named" else route if route in ("global", "local") else "basic",
                           use, sub, restrict, said)
         if check is not None and not found.abstained:

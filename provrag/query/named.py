@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 MIN_SHARE = 0.5   # more than this share of the name's weight said by the question: a majority of it
+# the units that say a naming term are "about the named subject" only while they are a minority of
+# the index: a term in more of it is a word of the whole collection, no subject of its own
+NAMING_SHARE = 0.25
 
 
 @dataclass
@@ -35,6 +38,31 @@ class NamedScope:
 
     def to_json(self) -> dict:
         return {"documents": self.documents, "units": len(self.unit_ids), "terms": self.terms}
+
+
+def naming_units(con, index_path, scope: NamedScope) -> list[str] | None:
+    """The units that speak of what the question names: the named documents' and every other unit
+    holding one of the terms that named them. None when those terms name no narrower part of the
+    index (no term, or units holding them beyond NAMING_SHARE of the index).
+
+    Why: when the named documents do not answer ("Who wrote the booktabs package?": booktabs.pdf
+    names its author only as "Simon Fear" on its title page), the wider routes read the whole index,
+    where a sentence about another subject that shares the question's other words reads as
+    answering ("Carsten Heinz wrote the guides, coded the listings package …", at 0.86). What
+    the question asks is about the subject it names, so outside its own documents only a passage
+    that names it can answer ("It uses Simon Fear's booktabs package …", ctable's manual)."""
+    from provrag.store import terms as lexical
+
+    if not scope.terms:
+        return None
+    stats = lexical.ensure_terms(con, index_path)
+    total = int(stats.get("n_units") or 0)
+    cap = int(total * NAMING_SHARE)
+    holding = lexical.bm25(con, stats, {t: 1 for t in scope.terms}, limit=cap + 1)
+    if not holding or len(holding) > cap:
+        return None
+    inside = set(scope.unit_ids)
+    return scope.unit_ids + sorted(u for u, _ in holding if u not in inside)
 
 
 def named_scope(con, index_path, question: str) -> NamedScope | None:

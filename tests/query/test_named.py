@@ -62,15 +62,23 @@ def test_the_words_that_name_the_manual_tell_none_of_its_sentences_apart(four_ma
     assert "disable font expansion by saying" not in res.answer
 
 
-def test_when_the_named_manual_does_not_answer_the_whole_index_is_read(four_manuals_index):
+def test_when_the_named_manual_does_not_answer_the_passages_naming_it_are_read(four_manuals_index):
     """The named attempt comes before the routes an unnamed question takes and spends none of
     their retries: when it abstains, basic search, its wider retry and the section around the
-    best page still run, over every document."""
-    res = run_ask("Who wrote the Thai hyphenation patterns polyglossia uses?", four_manuals_index,
-                  load_config(), method="basic", save=False)
+    best page still run, over every passage of the index that names polyglossia (its manual's,
+    and the others that say its name: named.naming_units)."""
+    from provrag.query.named import naming_units
+
+    question = "Who wrote the Thai hyphenation patterns polyglossia uses?"
+    res = run_ask(question, four_manuals_index, load_config(), method="basic", save=False)
     attempts = res.trace["attempts"]
     assert res.abstained and [a["route"] for a in attempts] == ["named", "basic", "wide", "section"]
-    assert attempts[0]["scope"]["documents"] == ["polyglossia.pdf"] and attempts[1]["scope"] == {}
+    with reading(four_manuals_index, None) as reader:
+        scope = named_scope(reader.con, reader.path, question)
+        naming = naming_units(reader.con, reader.path, scope)
+    assert len(naming) > len(scope.unit_ids)
+    assert attempts[0]["scope"]["documents"] == ["polyglossia.pdf"]
+    assert attempts[1]["scope"] == {"naming": ["polyglossia"], "units": len(naming)}
     assert all(a["abstained"] for a in attempts) and sum(a["kept"] for a in attempts) == 1
     console = Console(width=120, record=True, color_system=None)
     console.print(trace_tree(res.trace))   # `provrag trace ID` names the documents the first attempt read
@@ -124,3 +132,39 @@ def test_only_names_sharing_a_word_are_weighed_and_the_scope_is_the_same(four_ma
             want = None if not want or len(want) == len(documents) else sorted(
                 d["path"].rsplit("/", 1)[-1] for d in want)
             assert (got and sorted(got.documents)) == (want or None), q
+
+
+def test_outside_the_named_manual_only_a_passage_naming_it_answers(four_manuals_index):
+    """booktabs.pdf names its author only on its title page, so the named attempt does not answer
+    "Who wrote the booktabs package?". The wider routes then read the whole index, and answered with
+    listings.pdf's "Carsten Heinz wrote the guides, coded the listings package and wrote some
+    language drivers." at 0.89: who wrote another package. Outside the named manual they now read
+    only passages that name booktabs (named.naming_units); none of the other three manuals does,
+    so the question is declined rather than answered about listings."""
+    res = run_ask("Who wrote the booktabs package?", four_manuals_index, load_config(), save=False)
+    assert "Carsten Heinz" not in res.answer
+    wider = [a for a in res.trace["attempts"] if a.get("route") in ("local", "basic", "wide")]
+    assert wider and all(a["scope"].get("naming") == ["booktab"] for a in wider)
+    with reading(four_manuals_index, None) as reader:
+        for s in res.sources:
+            text = reader.con.execute("SELECT text FROM text_units WHERE id = ?", [s.text_unit_id]).fetchall()[0][0]
+            assert Path(s.path).name == "booktabs.pdf" or "booktabs" in text.lower()
+
+
+def test_the_units_that_name_a_manual_are_its_own_and_those_saying_its_name(four_manuals_index):
+    from provrag.query.named import naming_units
+
+    with reading(four_manuals_index, None) as reader:
+        scope = named_scope(reader.con, reader.path, "What does polyglossia do?")
+        units = naming_units(reader.con, reader.path, scope)
+        assert units[:len(scope.unit_ids)] == scope.unit_ids
+        others = units[len(scope.unit_ids):]
+        for uid in others:
+            text, path = reader.con.execute("""SELECT u.text, d.path FROM text_units u JOIN documents d
+                                               ON u.document_id = d.id WHERE u.id = ?""", [uid]).fetchall()[0]
+            assert "polyglossia" in text.lower() and Path(path).name != "polyglossia.pdf"
+        assert others, "another manual speaks of polyglossia"
+        # "list" (listings.pdf's naming term) is held by more than a quarter of the units: it names
+        # no narrower part of the index, and the wider routes read all of it as before
+        listings = named_scope(reader.con, reader.path, "How do I set the font of a listing with listings?")
+        assert listings.terms == ["list"] and naming_units(reader.con, reader.path, listings) is None
