@@ -10,6 +10,8 @@ more of the same index with the same reader. The routes here are scripted
 """
 from __future__ import annotations
 
+import pytest
+
 from provrag.config import load_config
 from provrag.query.context import ABSTENTION, SearchResult
 from provrag.query.escalate import search_with_retries
@@ -92,7 +94,11 @@ def test_only_the_learned_readers_abstention_is_judged_far():
         assert len(attempts) == 3, by
 
 
-def test_a_far_reading_of_the_named_documents_still_goes_on_to_the_whole_index(monkeypatch):
+@pytest.mark.parametrize("naming,read_next", [
+    (None, None),                   # the naming terms stand in much of the index: the whole index
+    (["u1", "u7"], ["u1", "u7"]),   # else the passages that name what the question names (named.naming_units)
+])
+def test_a_far_reading_of_the_named_documents_still_goes_on_to_the_rest(monkeypatch, naming, read_next):
     """The documents a question names are read first; a reading there far from an answer says
     nothing of the rest of the index, so the next route still runs (and its own far reading ends it)."""
     from types import SimpleNamespace
@@ -102,6 +108,7 @@ def test_a_far_reading_of_the_named_documents_still_goes_on_to_the_whole_index(m
     scope = SimpleNamespace(unit_ids=["u1"], terms=["polyglossia"], documents=["polyglossia.pdf"],
                             to_json=lambda: {"documents": ["polyglossia.pdf"]})
     monkeypatch.setattr(named, "named_scope", lambda con, path, question: scope)
+    monkeypatch.setattr(named, "naming_units", lambda con, path, s: naming)
     asked = []
 
     def run_route(route, use, sub, restrict, said):
@@ -114,4 +121,4 @@ def test_a_far_reading_of_the_named_documents_still_goes_on_to_the_whole_index(m
     attempts = trace.data["attempts"]
     assert [a["route"] for a in attempts] == ["named", "basic"] and found.abstained
     assert "final" not in attempts[0] and "retry_from" in attempts[1]["final"]
-    assert asked == [("basic", ["u1"]), ("basic", None)]
+    assert asked == [("basic", ["u1"]), ("basic", read_next)]
